@@ -936,6 +936,7 @@ rein_err rein_history_replace(rein_history *h, size_t i, const json_t *msg, rein
     struct hmsg *m, nm;
     int64_t size, prev_size;
     uint32_t calls, prev_calls;
+    bool media;
     rein_err rc = check_message(msg, err);
 
     if (rc)
@@ -956,6 +957,12 @@ rein_err rein_history_replace(rein_history *h, size_t i, const json_t *msg, rein
         rein_free(nm.text);
         return rein_error_set(err, REIN_ENOMEM, "out of memory");
     }
+    /* A tool result's media may sit in the piece of the message after its run (the OpenAI
+     * wire's, decision 0098): that piece is made again when the old or the new result has
+     * some (out of memory, taken to have some). */
+    media = m->role == 't' && i < h->encoded &&
+            (json_array_size(json_object_get(msg, "attachments")) || !tree_of(h, i) ||
+             json_array_size(json_object_get(tree_of(h, i), "attachments")));
     ids_remove(h, i);
     prev_size = i ? h->m[i - 1].size : 0;
     prev_calls = i ? h->m[i - 1].calls : 0;
@@ -986,6 +993,12 @@ rein_err rein_history_replace(rein_history *h, size_t i, const json_t *msg, rein
             m->stale = true;
             if (h->fresh > i)
                 h->fresh = i;
+        }
+        for (size_t j = i + 1; media && h->ewire && h->ewire->encode_in && j < h->encoded; j++) {
+            if (h->m[j].role != 't') {
+                h->m[j].stale = true;
+                break;
+            }
         }
     }
     return REIN_OK;
@@ -1459,8 +1472,10 @@ static rein_err encode_one(rein_history *h, size_t i, const rein_provider *p,
     const json_t *m = tree_of(h, i);
     size_t start = out->len;
     /* A shared message's tree is its own for good (never a copy of its text). Only a tool
-     * result's piece may depend on the messages before it (encode_in). */
-    bool kept = h->m[i].shared && h->m[i].role != 't';
+     * result's piece, and the piece of the message right after tool results (the OpenAI
+     * wire's carries their media: decision 0098), may depend on the messages before it
+     * (encode_in). */
+    bool kept = h->m[i].shared && h->m[i].role != 't' && (i == 0 || h->m[i - 1].role != 't');
     rein_err rc;
 
     if (!m)
@@ -1754,6 +1769,7 @@ static rein_err relay(rein_history *h, size_t from, const struct rein_buf *old_e
 void rein_history_remove(rein_history *h, size_t from, size_t to)
 {
     size_t n = h->n, d, encoded = h->encoded;
+    bool after_tool;
     int64_t text;
     size_t calls;
     uint32_t nsys;
@@ -1772,6 +1788,8 @@ void rein_history_remove(rein_history *h, size_t from, size_t to)
         return;
     }
     d = to - from;
+    /* whether the message after the seam followed a tool result (see below) */
+    after_tool = h->m[to - 1].role == 't';
     /* A stale piece moves with its message, still marked; from the seam on all are laid out
      * again anyway. */
     if (h->fresh != SIZE_MAX && h->fresh > from)
@@ -1800,12 +1818,18 @@ void rein_history_remove(rein_history *h, size_t from, size_t to)
     /* A wire whose encoder reads the history (encode_in: a Gemini tool result that does not
      * name its call looks back to the last assistant message before it) encodes again from
      * the seam when a tool result comes after it before any assistant message; the exchanges
-     * a trim drops, each from a user message to the next, never leave one there. */
+     * a trim drops, each from a user message to the next, never leave one there. So does the
+     * message at the seam when a tool result comes before it, now or before the removal (the
+     * OpenAI wire writes the media of tool results before the message after them: decision
+     * 0098). */
+    after_tool |= from > 0 && h->m[from - 1].role == 't';
     for (size_t i = from; h->ewire && h->ewire->encode_in && i < h->encoded; i++) {
+        if (h->m[i].role == 't' || (i == from && after_tool)) {
+            h->encoded = from;
+            break;
+        }
         if (h->m[i].role == 'a')
             break;
-        if (h->m[i].role == 't')
-            h->encoded = from;
     }
     /* The pieces before the seam are copied as they are; the others are laid out after
      * them. */

@@ -520,6 +520,130 @@ static void user_content(const rein_provider *p, struct rein_jw *w, const json_t
     rein_jw_arr_end(w);
 }
 
+/*
+ * A tool message's text on this wire (decision 0098): its content, then a note per attachment,
+ * either that it follows in the user message after the turn's tool results (the media this
+ * wire takes in a user message) or that it was not sent. A wire of no media (DashScope native)
+ * names every attachment as not sent.
+ */
+static void tool_text(const rein_provider *p, struct rein_jw *w, const json_t *msg)
+{
+    const json_t *atts = json_object_get(msg, "attachments");
+    struct rein_buf text;
+    size_t i;
+    json_t *a;
+    bool blank;
+    rein_err rc;
+
+    if (!json_array_size(atts) || !p->wire || !p->wire->takes_media) {
+        rein__jw_tool_text(w, msg,
+                           p->wire && p->wire->takes_media ? "the OpenAI chat completions API"
+                                                           : "DashScope's native API");
+        return;
+    }
+    rein_buf_init(&text, 0);
+    rc = rein_buf_adds(&text, rein__json_str(msg, "content"));
+    blank = text.len == 0;
+    json_array_foreach(atts, i, a)
+    {
+        const char *mime = rein__json_str(a, "mime_type");
+        if (rc)
+            break;
+        if (user_part_type(mime))
+            rc = rein_buf_addf(&text,
+                               "\n(attachment %lld, %s, is in the user message after the tool "
+                               "results: the OpenAI chat completions API takes media in user "
+                               "messages only)",
+                               (long long)json_integer_value(json_object_get(a, "index")), mime);
+        else
+            rein__attachment_note(&text, a, "the OpenAI chat completions API");
+    }
+    if (rc)
+        w->err = rc;
+    /* media alone: the notes without the newline that would follow its text */
+    rein_jw_strn(w, text.ptr + (blank && text.len), text.len - (blank && text.len));
+    rein_buf_release(&text);
+}
+
+/* Whether tool message msg has an attachment this wire carries in a user message. */
+static bool has_user_media(const json_t *msg)
+{
+    size_t i;
+    json_t *a;
+
+    json_array_foreach(json_object_get(msg, "attachments"), i, a)
+    {
+        if (user_part_type(rein__json_str(a, "mime_type")))
+            return true;
+    }
+    return false;
+}
+
+/*
+ * The user message that carries the media of the tool results from..to-1 of h (decision
+ * 0098): the chat completions API takes media in user messages only, and its tool messages
+ * must follow their assistant message with nothing between them, so the media of a turn's
+ * tool results come after the last of them, each result's media after a text part naming its
+ * call. Nothing is written when none of them has media this wire takes in a user message
+ * (nor for a wire of no media). Returns whether it wrote the message.
+ */
+static bool tool_media_message(const rein_provider *p, struct rein_jw *w, const rein_history *h,
+                               size_t from, size_t to)
+{
+    bool open = false;
+
+    if (!p->wire || !p->wire->takes_media)
+        return false;
+    for (size_t i = from; i < to; i++) {
+        const json_t *m = rein_history_get(h, i);
+        const char *name = rein__json_str(m, "name");
+        char *intro;
+        size_t k;
+        json_t *a;
+        if (!m || !has_user_media(m))
+            continue;
+        if (!open) {
+            rein_jw_obj_begin(w);
+            REIN_JW_KEY(w, "role");
+            rein_jw_str(w, "user");
+            REIN_JW_KEY(w, "content");
+            rein_jw_arr_begin(w);
+            open = true;
+        }
+        intro = rein_asprintf("The media of the result of tool call %s%s%s%s (tool messages "
+                              "carry text only):",
+                              rein__json_str(m, "tool_call_id"), name[0] ? " (" : "", name,
+                              name[0] ? ")" : "");
+        if (!intro)
+            w->err = REIN_ENOMEM;
+        rein_jw_obj_begin(w);
+        REIN_JW_KEY(w, "type");
+        rein_jw_str(w, "text");
+        REIN_JW_KEY(w, "text");
+        rein_jw_str(w, intro ? intro : "");
+        rein_jw_obj_end(w);
+        rein_free(intro);
+        json_array_foreach(json_object_get(m, "attachments"), k, a)
+        {
+            (void)user_part(w, a); /* the others are named in the tool message */
+        }
+    }
+    if (open) {
+        rein_jw_arr_end(w);
+        rein_jw_obj_end(w);
+    }
+    return open;
+}
+
+/* The first of the tool results that end just before message end (end itself when message
+ * end-1 is not one). */
+static size_t tool_run_start(const rein_history *h, size_t end)
+{
+    while (end > 0 && rein__history_role(h, end - 1) == 't')
+        end--;
+    return end;
+}
+
 static void jw_member_str(struct rein_jw *w, const char *key, const json_t *msg, const char *from)
 {
     rein_jw_key(w, key);
@@ -576,7 +700,7 @@ static rein_err openai_encode_message(const rein_provider *p, const json_t *msg,
     if (strcmp(role, "tool") == 0) {
         jw_member_str(&w, "tool_call_id", msg, "tool_call_id");
         REIN_JW_KEY(&w, "content");
-        rein__jw_tool_text(&w, msg, "the OpenAI chat completions API");
+        tool_text(p, &w, msg);
     } else if (strcmp(role, "assistant") == 0) {
         const char *content = rein__json_str(msg, "content");
         REIN_JW_KEY(&w, "content");
@@ -604,6 +728,34 @@ static rein_err openai_encode_message(const rein_provider *p, const json_t *msg,
     }
     rein_jw_obj_end(&w);
     return rein_jw_finish(&w);
+}
+
+/*
+ * Message i's piece: the message, after the user message with the media of the tool results
+ * just before it when it is the first message after them (decision 0098). The media of tool
+ * results that end the history are written by build_body, after the pieces.
+ */
+static rein_err openai_encode_in(const rein_provider *p, const rein_history *h, size_t i,
+                                 struct rein_buf *out)
+{
+    const json_t *m = rein_history_get(h, i);
+    size_t from = rein__history_role(h, i) == 't' ? i : tool_run_start(h, i);
+
+    if (!m)
+        return REIN_ENOMEM;
+    if (from < i) {
+        struct rein_jw w;
+        rein_err rc;
+        rein_jw_init(&w, out);
+        if (tool_media_message(p, &w, h, from, i)) {
+            rc = rein_jw_finish(&w);
+            if (!rc)
+                rc = rein_buf_addch(out, ',');
+            if (rc)
+                return rc;
+        }
+    }
+    return openai_encode_message(p, m, out);
 }
 
 rein_err rein__openai_encode_tools(const rein_provider *p, const rein_model_request *req,
@@ -680,6 +832,9 @@ static rein_err openai_build_body(rein_provider *p, const rein_model_request *re
     REIN_JW_KEY(&w, "messages");
     rein_jw_arr_begin(&w);
     rein__body_block(body, &w, msgs, len); /* the items, commas included */
+    /* the media of the tool results that end the history: no message after them to carry
+     * them in its piece (openai_encode_in) */
+    (void)tool_media_message(p, &w, h, tool_run_start(h, rein_history_len(h)), rein_history_len(h));
     rein_jw_arr_end(&w);
     rein__jw_tools(&w, req, &rein__wire_openai, rein__openai_tool_choice);
     rein__jw_limits(&w, req,
@@ -714,6 +869,7 @@ const struct rein__wire rein__wire_openai = {
     .decode_body = rein__openai_body,
     .variant = openai_variant,
     .encode_message = openai_encode_message,
+    .encode_in = openai_encode_in,
     .encode_tools = rein__openai_encode_tools,
     .takes_media = openai_takes_media,
     .build_body = openai_build_body,

@@ -668,8 +668,11 @@ struct rein__wire {
     /* Encodes one neutral message (borrowed) into out: its cached piece. */
     rein_err (*encode_message)(const rein_provider *p, const json_t *msg, struct rein_buf *out);
     /* Encodes message i of h when its piece also depends on the messages before it (NULL:
-     * encode_message). It may look back only as far as the last assistant message before i
-     * (rein_history_remove counts on it). */
+     * encode_message). A tool result's may look back only as far as the last assistant
+     * message before i, another message's only over the tool results right before it
+     * (rein_history_remove, rein_history_replace and the shared pieces count on it). A piece
+     * may hold more than one item of a messages array (the OpenAI wire writes the media of
+     * tool results as a user message before the message after them: decision 0098). */
     rein_err (*encode_in)(const rein_provider *p, const rein_history *h, size_t i,
                           struct rein_buf *out);
     /* A wire whose messages array groups consecutive messages by side (user text and tool

@@ -3,7 +3,8 @@
  * structuredContent), checked in the exact request bodies the scripted model server received
  * over real HTTP, on every wire. Anthropic gets a PNG as an image block inside the tool_result
  * and a PDF as a document block; audio, which it does not take there, is named as not sent;
- * OpenAI's tool messages carry text, so every attachment is named as not sent; the Responses
+ * OpenAI's tool messages carry text, so a turn's media follow its tool messages in one user
+ * message (decision 0098); the Responses
  * API gets input_image and input_file items in the function_call_output, Gemini inlineData
  * parts after the functionResponse, Bedrock image and document blocks in the toolResult; base64
  * never sits in the JSON text; structuredContent is sent once.
@@ -284,28 +285,82 @@ static void media_anthropic(void **state)
     fx_stop(&f);
 }
 
+/* The parts of the user message that carries one tool result's media on the OpenAI chat wire,
+ * from part k of content: the text naming the call, the image, the audio, the PDF. */
+static void assert_openai_tool_media(const json_t *content, size_t k, const char *call)
+{
+    const json_t *part = json_array_get(content, k);
+
+    assert_string_equal(str(part, "type"), "text");
+    assert_non_null(strstr(str(part, "text"), call));
+    part = json_array_get(content, k + 1);
+    assert_string_equal(str(part, "type"), "image_url");
+    assert_string_equal(str(json_object_get(part, "image_url"), "url"),
+                        "data:image/png;base64," PNG);
+    part = json_array_get(content, k + 2);
+    assert_string_equal(str(part, "type"), "input_audio");
+    assert_string_equal(str(json_object_get(part, "input_audio"), "data"), WAV);
+    assert_string_equal(str(json_object_get(part, "input_audio"), "format"), "wav");
+    part = json_array_get(content, k + 3);
+    assert_string_equal(str(part, "type"), "file");
+    assert_string_equal(str(json_object_get(part, "file"), "file_data"),
+                        "data:application/pdf;base64," PDF);
+}
+
+/* The chat completions API takes media in user messages only, and a turn's tool messages must
+ * follow their assistant message with nothing between them (decision 0098): each tool message
+ * says where its media went, and one user message after the last of them carries the media of
+ * both results, each result's after a text part naming its call. The next request has it in
+ * the same place, after the tool results and before the next assistant message; the model
+ * server refuses any other order, as the API does. */
 static void media_openai(void **state)
 {
     struct fx f;
-    const json_t *msgs, *tool;
+    const json_t *msgs, *m, *content;
+    const struct ms_request *r;
     const char *text;
+    size_t n;
 
     (void)state;
     fx_start(&f, "openai",
-             "[{\"tool_calls\":[{\"id\":\"call_1\",\"name\":\"snap\",\"arguments\":\"{}\"}]},"
+             "[{\"tool_calls\":[{\"id\":\"call_1\",\"name\":\"snap\",\"arguments\":\"{}\"},"
+             "{\"id\":\"call_2\",\"name\":\"snap\",\"arguments\":\"{}\"}]},"
+             "{\"tool_calls\":[{\"id\":\"call_3\",\"name\":\"stats\",\"arguments\":\"{}\"}]},"
              "{\"text\":\"done\"}]");
     fx_run(&f);
     msgs = second_messages(&f);
-    tool = json_array_get(msgs, json_array_size(msgs) - 1);
-    assert_string_equal(json_string_value(json_object_get(tool, "role")), "tool");
-    text = json_string_value(json_object_get(tool, "content"));
-    assert_non_null(text);
-    assert_non_null(strstr(text, "the page after the click"));
-    assert_non_null(strstr(text, "[attachment 1 (image): image/png, 69 bytes]"));
-    assert_non_null(strstr(text, "attachment 1, image/png, was not sent: the OpenAI chat "
-                                 "completions API takes no image in a tool result"));
-    assert_non_null(strstr(text, "attachment 2, audio/wav, was not sent"));
-    assert_null(strstr(text, PNG));
+    n = json_array_size(msgs);
+    for (size_t k = 0; k < 2; k++) {
+        m = json_array_get(msgs, n - 3 + k);
+        assert_string_equal(str(m, "role"), "tool");
+        text = str(m, "content");
+        assert_non_null(text);
+        assert_non_null(strstr(text, "the page after the click"));
+        assert_non_null(strstr(text, "[attachment 1 (image): image/png, 69 bytes]"));
+        assert_non_null(strstr(text, "(attachment 1, image/png, is in the user message after the "
+                                     "tool results"));
+        assert_non_null(strstr(text, "(attachment 2, audio/wav, is in the user message"));
+        assert_non_null(strstr(text, "(attachment 3, application/pdf, is in the user message"));
+        assert_null(strstr(text, "was not sent"));
+        assert_null(strstr(text, PNG));
+    }
+    m = json_array_get(msgs, n - 1);
+    assert_string_equal(str(m, "role"), "user");
+    content = json_object_get(m, "content");
+    assert_int_equal(json_array_size(content), 8);
+    assert_openai_tool_media(content, 0, "call_1");
+    assert_openai_tool_media(content, 4, "call_2");
+    /* the third request: the media message where it was, then the next call and its result */
+    assert_true(ms_wait(f.ms, 3, 5000));
+    r = ms_request(f.ms, 2);
+    assert_non_null(r);
+    if (r->status != 200 || r->error)
+        fail_msg("request: status %d: %s\n%s", r->status, r->error ? r->error : "", r->body);
+    msgs = json_object_get(r->json, "messages");
+    assert_int_equal(json_array_size(msgs), n + 2);
+    assert_true(json_equal(json_array_get(msgs, n - 1), m));
+    assert_string_equal(str(json_array_get(msgs, n), "role"), "assistant");
+    assert_string_equal(str(json_array_get(msgs, n + 1), "role"), "tool");
     fx_stop(&f);
 }
 

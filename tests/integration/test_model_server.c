@@ -912,14 +912,38 @@ static void test_openai_validation(void **state)
     assert_int_equal(r->status, 400);
     assert_int_equal(r->reply, -1);
     assert_non_null(strstr(r->error, "expected a string, but got an object"));
-    /* a complete history passes */
+    /* media in a tool message: the API takes text parts there only (decision 0098) */
+    expect_openai_400(s,
+                      "{\"model\":\"m\",\"messages\":[{\"role\":\"assistant\",\"tool_calls\":[{"
+                      "\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"a\","
+                      "\"arguments\":\"{}\"}}]},{\"role\":\"tool\",\"tool_call_id\":\"c1\","
+                      "\"content\":[{\"type\":\"text\",\"text\":\"shot\"},{\"type\":\"image_url\","
+                      "\"image_url\":{\"url\":\"data:image/png;base64,iVBORw0KGgo=\"}}]}]}",
+                      "a tool message's part must be text with its data (type image_url)",
+                      "messages[1].content[1]");
+    /* a user message between the tool messages of one turn */
+    expect_openai_400(
+        s,
+        "{\"model\":\"m\",\"messages\":[{\"role\":\"assistant\",\"tool_calls\":[{"
+        "\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"a\","
+        "\"arguments\":\"{}\"}},{\"id\":\"c2\",\"type\":\"function\",\"function\":{"
+        "\"name\":\"a\",\"arguments\":\"{}\"}}]},{\"role\":\"tool\",\"tool_call_id\":"
+        "\"c1\",\"content\":\"r\"},{\"role\":\"user\",\"content\":[{\"type\":"
+        "\"image_url\",\"image_url\":{\"url\":\"data:image/png;base64,iVBORw0KGgo=\"}}]},"
+        "{\"role\":\"tool\",\"tool_call_id\":\"c2\",\"content\":\"r\"}]}",
+        "The following tool_call_ids did not have response messages: c2", "messages.[2].role");
+    /* a complete history passes, with a user message of the tool result's media after the
+     * tool message */
     post(
         s, OA_PATH,
         "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"},{\"role\":"
         "\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"call_1\",\"type\":\"function\","
         "\"function\":{\"name\":\"a\",\"arguments\":\"{}\"}}]},{\"role\":\"tool\",\"tool_call_id\":"
-        "\"call_1\",\"content\":\"ok\"}],\"tools\":[{\"type\":\"function\",\"function\":{\"name\":"
-        "\"a\",\"parameters\":{\"type\":\"object\"}}}]}",
+        "\"call_1\",\"content\":\"ok\"},{\"role\":\"user\",\"content\":[{\"type\":\"text\","
+        "\"text\":\"call_1's media\"},{\"type\":\"image_url\",\"image_url\":{\"url\":"
+        "\"data:image/"
+        "png;base64,iVBORw0KGgo=\"}}]}],\"tools\":[{\"type\":\"function\",\"function\":"
+        "{\"name\":\"a\",\"parameters\":{\"type\":\"object\"}}}]}",
         openai_headers, &h);
     assert_int_equal(h.status, 200);
     http_release(&h);

@@ -2239,6 +2239,159 @@ static void test_history_replace_keeps_other_encodings(void **state)
     }
 }
 
+/* The neutral messages of a conversation with a tool result's image (decision 0098): a user
+ * message, an assistant's two calls, their results (c1's with an image), a user message, a
+ * call c3 and its result (an image), an answer, a last user message. */
+static json_t *tool_media_messages(void)
+{
+    static const char png[] = "iVBORw0KGgo=";
+
+    return json_pack("[{s:s, s:s}, {s:s, s:s, s:[{s:s, s:s, s:s}, {s:s, s:s, s:s}]},"
+                     " {s:s, s:s, s:s, s:s, s:[{s:s, s:s, s:s, s:i}]}, {s:s, s:s, s:s},"
+                     " {s:s, s:s}, {s:s, s:s, s:[{s:s, s:s, s:s}]},"
+                     " {s:s, s:s, s:s, s:[{s:s, s:s, s:s, s:i}]}, {s:s, s:s}, {s:s, s:s}]",
+                     "role", "user", "content", "look", "role", "assistant", "content", "",
+                     "tool_calls", "id", "c1", "name", "snap", "arguments", "{}", "id", "c2",
+                     "name", "stats", "arguments", "{}", "role", "tool", "tool_call_id", "c1",
+                     "name", "snap", "content", "a page", "attachments", "type", "image",
+                     "mime_type", "image/png", "data", png, "index", 1, "role", "tool",
+                     "tool_call_id", "c2", "content", "3 rows", "role", "user", "content", "next",
+                     "role", "assistant", "content", "", "tool_calls", "id", "c3", "name", "snap",
+                     "arguments", "{}", "role", "tool", "tool_call_id", "c3", "content", "",
+                     "attachments", "type", "image", "mime_type", "image/png", "data", png, "index",
+                     1, "role", "assistant", "content", "done", "role", "user", "content", "again");
+}
+
+/* The roles of a body's messages as one letter each, and where its user messages of content
+ * parts are ("m"). */
+static char *body_roles(const char *body)
+{
+    json_t *b = json_loads(body, 0, NULL), *m;
+    char *out = rein_calloc(64, 1);
+    size_t i;
+
+    assert_non_null(b);
+    assert_non_null(out);
+    json_array_foreach(json_object_get(b, "messages"), i, m)
+    {
+        const char *role = json_string_value(json_object_get(m, "role"));
+        assert_true(i < 63);
+        out[i] = json_is_array(json_object_get(m, "content")) && role[0] == 'u' ? 'm' : role[0];
+    }
+    json_decref(b);
+    return out;
+}
+
+/* On the OpenAI chat wire a turn's tool results' media go in one user message after the last
+ * of them (decision 0098): in the piece of the message after them, or after the pieces when
+ * the history ends with them. A replaced or removed tool result, a removal that moves a
+ * message next to tool results, and a shared message after them all give the body of a
+ * history made from scratch. */
+static void test_history_tool_media_openai(void **state)
+{
+    rein_provider *p = provider_for("openai-compatible", "http://127.0.0.1:9/v1");
+    rein_model_request *req = rein_model_request_new();
+    json_t *all = tool_media_messages(), *m;
+    rein_history *h = rein_history_from_json(all, NULL), *g, *tail;
+    rein_error err;
+    char *body, *roles;
+
+    (void)state;
+    assert_non_null(h);
+    body = body_for(p, req, h);
+    roles = body_roles(body);
+    assert_string_equal(roles, "uattmuatmau");
+    assert_non_null(strstr(body, "is in the user message after the tool results"));
+    assert_non_null(strstr(body, "The media of the result of tool call c1 (snap)"));
+    assert_non_null(strstr(body, "\"url\":\"data:image/png;base64,iVBORw0KGgo=\""));
+    rein_free(roles);
+    rein_free(body);
+    /* the history ending with the tool results: their media after the pieces */
+    tail = rein_history_from_json(all, NULL);
+    assert_non_null(tail);
+    rein_history_truncate(tail, 4);
+    body = body_for(p, req, tail);
+    roles = body_roles(body);
+    assert_string_equal(roles, "uattm");
+    rein_free(roles);
+    rein_free(body);
+    rein_history_free(tail);
+    /* c1's result replaced by one without media: the message after the run is made again */
+    m = json_pack("{s:s, s:s, s:s, s:s}", "role", "tool", "tool_call_id", "c1", "name", "snap",
+                  "content", "no page");
+    assert_rein_ok(rein_history_replace(h, 2, m, &err), &err);
+    json_array_set_new(all, 2, m);
+    g = rein_history_from_json(all, NULL);
+    assert_histories_agree(p, req, h, g);
+    rein_history_free(g);
+    body = body_for(p, req, h);
+    roles = body_roles(body);
+    assert_string_equal(roles, "uattuatmau");
+    rein_free(roles);
+    rein_free(body);
+    /* and back: the media again */
+    m = json_deep_copy(json_array_get(all, 6));
+    json_object_set_new(m, "tool_call_id", json_string("c1"));
+    json_object_set_new(m, "name", json_string("snap"));
+    assert_rein_ok(rein_history_replace(h, 2, m, &err), &err);
+    json_array_set_new(all, 2, m);
+    g = rein_history_from_json(all, NULL);
+    assert_histories_agree(p, req, h, g);
+    rein_history_free(g);
+    /* messages 4..7 removed: "again" now follows the first turn's tool results */
+    rein_history_remove(h, 4, 8);
+    for (size_t k = 0; k < 4; k++)
+        json_array_remove(all, 4);
+    g = rein_history_from_json(all, NULL);
+    assert_histories_agree(p, req, h, g);
+    body = body_for(p, req, h);
+    roles = body_roles(body);
+    assert_string_equal(roles, "uattmu");
+    rein_free(roles);
+    rein_free(body);
+    rein_history_free(g);
+    /* the tool results removed: "again" follows "look", without their media */
+    rein_history_remove(h, 1, 4);
+    for (size_t k = 0; k < 3; k++)
+        json_array_remove(all, 1);
+    g = rein_history_from_json(all, NULL);
+    assert_histories_agree(p, req, h, g);
+    rein_history_free(g);
+    rein_history_free(h);
+    json_decref(all);
+    /* a shared message after tool results and elsewhere: its piece is not kept for both */
+    all = tool_media_messages();
+    h = rein_history_from_json(all, NULL);
+    g = rein_history_new();
+    m = json_pack("{s:s, s:s}", "role", "user", "content", "shared");
+    assert_non_null(h);
+    rein_history_truncate(h, 4);
+    assert_rein_ok(rein_history_append_shared(h, m, &err), &err);
+    assert_rein_ok(rein_history_append(g, json_array_get(all, 0), &err), &err);
+    assert_rein_ok(rein_history_append_shared(g, m, &err), &err);
+    body = body_for(p, req, h);
+    roles = body_roles(body);
+    assert_string_equal(roles, "uattmu");
+    rein_free(roles);
+    rein_free(body);
+    body = body_for(p, req, g);
+    roles = body_roles(body);
+    assert_string_equal(roles, "uu");
+    rein_free(roles);
+    rein_free(body);
+    body = body_for(p, req, h);
+    roles = body_roles(body);
+    assert_string_equal(roles, "uattmu");
+    rein_free(roles);
+    rein_free(body);
+    json_decref(m);
+    rein_history_free(g);
+    rein_history_free(h);
+    json_decref(all);
+    rein_model_request_free(req);
+    rein_provider_free(p);
+}
+
 /* Messages removed from the middle: on every wire the next body is byte for byte the body of
  * a history made from scratch without them, the kept messages are not encoded again (cuts at
  * exchanges), and the ids, sizes, open exchanges and chained hash agree. */
@@ -3945,6 +4098,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_history_idle_form_answers_alike),
     cmocka_unit_test(test_shared_tools_encoded_once),
     cmocka_unit_test(test_history_replace_keeps_other_encodings),
+    cmocka_unit_test(test_history_tool_media_openai),
     cmocka_unit_test(test_history_remove_keeps_encodings_on_every_wire),
     cmocka_unit_test(test_body_sha256_over_pieces),
     cmocka_unit_test(test_history_size),
