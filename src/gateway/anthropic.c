@@ -6,7 +6,9 @@
  * {type, message}}.
  *
  * User content is text, image, document and tool_result blocks (tool results become neutral
- * tool messages, in order, before the user's text and media); assistant content is text, tool_use, thinking and
+ * tool messages, in order, before the user's text and media; for another wire the images and
+ * documents in a tool_result become its attachments, decision 0098); assistant content is
+ * text, tool_use, thinking and
  * redacted_thinking blocks (kept with their signatures and their place among the calls,
  * decision 0005) and Anthropic's server tool blocks (kept verbatim). An Anthropic upstream
  * gets every block and the tool list as the client wrote them (decision 0085: images,
@@ -110,34 +112,85 @@ static rein_err take_system(struct rein__gw_req *r, const json_t *sys, struct re
 
 /* ---- messages -------------------------------------------------------------------------- */
 
-/* A tool_result block as a neutral tool message. */
+static rein_err take_media(const struct rein__gw_req *r, const json_t *blk, json_t **atts,
+                           const char *p, struct rein__gw_bad *bad);
+
+/*
+ * A tool_result's content of blocks for an upstream of another wire (decision 0098): its text
+ * blocks joined into *text (new), its image and document blocks into *atts (new, NULL when
+ * there are none), as a user message's are; other blocks are refused by name.
+ */
+static rein_err result_blocks(const struct rein__gw_req *r, const json_t *content, const char *q,
+                              char **text, json_t **atts, struct rein__gw_bad *bad)
+{
+    struct rein_buf b;
+    size_t j;
+    json_t *blk;
+    char p[128];
+    rein_err rc = REIN_OK;
+
+    rein_buf_init(&b, 0);
+    json_array_foreach(content, j, blk)
+    {
+        const char *type = str(blk, "type");
+        snprintf(p, sizeof(p), "%s.%zu", q, j);
+        if (type && strcmp(type, "text") == 0 && str(blk, "text"))
+            rc = (b.len && rein_buf_addch(&b, '\n')) || rein_buf_adds(&b, str(blk, "text"))
+                     ? REIN_ENOMEM
+                     : REIN_OK;
+        else if (type && (strcmp(type, "image") == 0 || strcmp(type, "document") == 0))
+            rc = take_media(r, blk, atts, p, bad);
+        else
+            rc = rein__gw_bad(bad, p,
+                              "%s: '%.40s' blocks in a tool_result are not supported by rein's "
+                              "gateway for an upstream of another wire (text, image and document "
+                              "only)",
+                              p, type ? type : "(untyped)");
+        if (rc)
+            break;
+    }
+    if (!rc && !(*text = b.len ? rein_buf_detach(&b, NULL) : rein_strdup("")))
+        rc = REIN_ENOMEM;
+    rein_buf_release(&b);
+    return rc;
+}
+
+/* A tool_result block as a neutral tool message: for an upstream of another wire its images
+ * and documents become the message's attachments (decision 0098). */
 static rein_err take_result(struct rein__gw_req *r, const json_t *blk, const char *p,
                             struct rein__gw_bad *bad)
 {
     const json_t *content = json_object_get(blk, "content");
     const char *id = str(blk, "tool_use_id");
     char q[96], *text = NULL;
-    json_t *msg;
+    json_t *msg, *atts = NULL;
     rein_err rc;
 
     if (!id)
         return rein__gw_bad(bad, p, "%s.tool_use_id: Field required", p);
     snprintf(q, sizeof(q), "%s.content", p);
-    if (content && !json_is_null(content)) {
+    if (content && json_is_array(content) && !r->verbatim)
+        rc = result_blocks(r, content, q, &text, &atts, bad);
+    else if (content && !json_is_null(content))
         rc = rein__gw_content_text(content, q, true, r->verbatim, &text, bad);
-        if (rc)
-            return rc;
+    else
+        rc = REIN_OK;
+    if (rc) {
+        rein_free(text);
+        json_decref(atts);
+        return rc;
     }
     msg = json_object();
-    if (msg &&
-        (json_object_set_new(msg, "role", json_string("tool")) ||
-         json_object_set_new(msg, "tool_call_id", json_string(id)) ||
-         json_object_set_new(msg, "content", json_string(text ? text : "")) ||
-         json_object_set_new(msg, "is_error",
-                             json_boolean(json_is_true(json_object_get(blk, "is_error")))))) {
+    if (msg && (json_object_set_new(msg, "role", json_string("tool")) ||
+                json_object_set_new(msg, "tool_call_id", json_string(id)) ||
+                json_object_set_new(msg, "content", json_string(text ? text : "")) ||
+                json_object_set_new(msg, "is_error",
+                                    json_boolean(json_is_true(json_object_get(blk, "is_error")))) ||
+                (atts && json_object_set(msg, "attachments", atts)))) {
         json_decref(msg);
         msg = NULL;
     }
+    json_decref(atts);
     rein_free(text);
     if (r->verbatim) /* images and documents in the result, cache_control */
         msg = as_sent_one(msg, blk);

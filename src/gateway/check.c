@@ -672,12 +672,14 @@ void rein__gw_req_restart(struct rein__gw_req *r, struct rein__gw_bad *bad)
     const char *raw = r->tools_known ? r->tools_raw : NULL;
     size_t raw_len = r->tools_raw_len;
     bool known = r->tools_known, verbatim = r->verbatim, count = r->count;
+    bool tool_media = r->tool_media;
     const rein_provider *upstream = r->upstream;
 
     rein__gw_req_release(r);
     rein__gw_req_init(r, api);
     r->verbatim = verbatim;
     r->count = count;
+    r->tool_media = tool_media;
     r->upstream = upstream;
     r->tools_known = known;
     r->tools_raw = raw;

@@ -1343,6 +1343,7 @@ static rein_err ctx_init(struct rein__gw_ctx *c, rein_gateway *g,
     c->req.verbatim = c->wire != &rein__gw_gemini &&
                       strcmp(rein_provider_wire(g->provider), rein__gw_body_wire(c)) == 0;
     c->req.upstream = g->provider;
+    c->req.tool_media = call->api == REIN_GATEWAY_RESPONSES;
     /* Gemini names the model and the stream in the URL. */
     if (c->wire == &rein__gw_gemini) {
         c->req.model = call->model;

@@ -83,6 +83,11 @@ struct rein__gw_req {
     /* Set before parsing (may stay NULL: every medium is taken): the upstream's provider, which
      * says which media a user message may carry to it (decision 0097). Borrowed. */
     const rein_provider *upstream;
+    /* Set before parsing: the body is a Responses request as the chat body it means
+     * (responses.c), whose tool messages may hold content parts of media (a
+     * function_call_output's input_image and input_file), which a chat client's cannot: they
+     * become the tool message's attachments, for an upstream of any wire (decision 0098). */
+    bool tool_media;
     const char *model;  /* may be NULL */
     char *tool_choice;  /* "auto", "none", "required", a tool name, or NULL */
     int parallel;       /* -1 unset, 0 or 1 */

@@ -15,7 +15,9 @@
  * signatures both ways.
  *
  * User content is text, inlineData (the user message's attachments, decision 0097) and
- * functionResponse parts (each a neutral tool message, in order, before the text); model content is text, thought text, functionCall parts and their
+ * functionResponse parts (each a neutral tool message, in order, before the text; the
+ * inlineData of its parts, Gemini 3's multimodal function responses, the tool message's
+ * attachments, decision 0098); model content is text, thought text, functionCall parts and their
  * signatures. Calls without an id (Gemini 2.x) get one made from their place, in the form
  * the Gemini provider does not send up ("call_" and 16 hex digits), and a functionResponse
  * without one, or with one no call has, answers the first open call of its name of the model
@@ -196,6 +198,35 @@ static const char *answered(struct turn *t, const char *id, const char *name, ch
     return out;
 }
 
+static rein_err take_inline(const struct rein__gw_req *r, const json_t *part, json_t **atts,
+                            const char *p, struct rein__gw_bad *bad);
+
+/* A functionResponse's parts (Gemini 3's multimodal function responses: each an inlineData or a
+ * fileData) into *atts (new, NULL when there are none), as a user content's media are
+ * (decision 0098). */
+static rein_err response_media(const struct rein__gw_req *r, const json_t *parts, const char *p,
+                               json_t **atts, struct rein__gw_bad *bad)
+{
+    size_t k;
+    json_t *part;
+    char q[128];
+
+    if (!parts || json_is_null(parts))
+        return REIN_OK;
+    if (!json_is_array(parts))
+        return rein__gw_bad(bad, p, "%s.functionResponse.parts: a list is required", p);
+    json_array_foreach(parts, k, part)
+    {
+        rein_err rc;
+        snprintf(q, sizeof(q), "%s.functionResponse.parts[%zu]", p, k);
+        if (!member(part, "inlineData") && !member(part, "fileData"))
+            return rein__gw_bad(bad, q, "%s: a part of a functionResponse holds inlineData", q);
+        if ((rc = take_inline(r, part, atts, q, bad)) != REIN_OK)
+            return rc;
+    }
+    return REIN_OK;
+}
+
 static rein_err take_response(struct rein__gw_req *r, struct turn *t, const json_t *fr,
                               const char *p, struct rein__gw_bad *bad)
 {
@@ -203,7 +234,8 @@ static rein_err take_response(struct rein__gw_req *r, struct turn *t, const json
     const json_t *resp = member(fr, "response");
     char got[256], *text;
     bool is_error;
-    json_t *msg;
+    json_t *msg, *atts = NULL;
+    rein_err rc;
 
     if (id && !id[0])
         id = NULL;
@@ -216,12 +248,17 @@ static rein_err take_response(struct rein__gw_req *r, struct turn *t, const json
                             "%s.functionResponse: no functionCall named \"%.64s\" of the model "
                             "turn before it is left to answer",
                             p, name);
+    if ((rc = response_media(r, member(fr, "parts"), p, &atts, bad)) != REIN_OK) {
+        json_decref(atts);
+        return rc;
+    }
     text = response_text(resp, &is_error);
-    if (!text)
-        return REIN_ENOMEM;
-    msg = json_pack("{s:s, s:s, s:s, s:s, s:b}", "role", "tool", "tool_call_id", got, "name", name,
-                    "content", text, "is_error", is_error);
+    msg = !text
+              ? NULL
+              : json_pack("{s:s, s:s, s:s, s:s, s:b, s:O*}", "role", "tool", "tool_call_id", got,
+                          "name", name, "content", text, "is_error", is_error, "attachments", atts);
     rein_free(text);
+    json_decref(atts);
     return rein__gw_append(r, false, msg, p, bad);
 }
 

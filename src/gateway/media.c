@@ -1,7 +1,9 @@
 /*
- * A client's inline media read into a neutral user message's attachments (decision 0097), for
- * an upstream of another wire: each parser finds its wire's parts (OpenAI's image_url, file and
- * input_audio, Anthropic's image and document blocks, Gemini's inlineData) and hands the media
+ * A client's inline media read into a neutral user or tool message's attachments (decisions
+ * 0097 and 0098), for an upstream of another wire: each parser finds its wire's parts (OpenAI's
+ * image_url, file and input_audio, the Responses API's input_image and input_file in a user
+ * message or a function_call_output, Anthropic's image and document blocks in a user message or
+ * a tool_result, Gemini's inlineData in a user content or a functionResponse) and hands the media
  * type and the base64 bytes here, where they are checked (a media type, base64) and asked of
  * the upstream's provider (rein_provider_takes_media): what it cannot carry is refused with a
  * 400 naming the part, never dropped. An upstream of the client's own wire gets the parts as
@@ -85,8 +87,8 @@ rein_err rein__gw_media(const struct rein__gw_req *r, json_t **atts, const char 
                       type);
     if (r->upstream && !rein_provider_takes_media(r->upstream, type))
         return refuse(r, bad, param,
-                      "the upstream (provider %s, the %s wire) takes no %s in a user message, "
-                      "and rein's gateway does not drop what the client sent.",
+                      "the upstream (provider %s, the %s wire) takes no %s, and rein's gateway "
+                      "does not drop what the client sent.",
                       rein_provider_name(r->upstream), rein_provider_wire(r->upstream), type);
     if (!*atts && !(*atts = json_array()))
         return REIN_ENOMEM;

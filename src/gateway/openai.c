@@ -368,6 +368,34 @@ static rein_err user_parts(const struct rein__gw_req *r, const json_t *content, 
     return rc;
 }
 
+/* A Responses client's function_call_output of content items, as its conversion writes it
+ * (r->tool_media): a tool message of its text and media for an upstream of any wire, the chat
+ * wire's included, whose tool messages take text only (decision 0098). */
+static rein_err take_tool_parts(struct rein__gw_req *r, const json_t *m, size_t i,
+                                struct rein__gw_bad *bad)
+{
+    const json_t *id = json_object_get(m, "tool_call_id");
+    struct rein_buf text;
+    json_t *atts = NULL, *msg;
+    char p[64];
+    rein_err rc;
+
+    snprintf(p, sizeof(p), "messages[%zu].tool_call_id", i);
+    if ((rc = want_string(id, p, bad)) != REIN_OK)
+        return rc;
+    rein_buf_init(&text, 0);
+    rc = user_parts(r, json_object_get(m, "content"), i, &text, &atts, bad);
+    if (!rc) {
+        msg = json_pack("{s:s, s:s%, s:s%, s:O*}", "role", "tool", "content",
+                        text.ptr ? text.ptr : "", text.len, "tool_call_id", json_string_value(id),
+                        json_string_length(id), "attachments", atts);
+        rc = append_msg(r, msg, true, i, bad);
+    }
+    json_decref(atts);
+    rein_buf_release(&text);
+    return rc;
+}
+
 /* A user message of content parts for an upstream of another wire: its text and media. */
 static rein_err take_user_parts(struct rein__gw_req *r, const json_t *content, size_t i,
                                 struct rein__gw_bad *bad)
@@ -417,6 +445,8 @@ static rein_err take_message(struct rein__gw_req *r, const json_t *m, size_t i,
     /* Content parts of a user's message for another wire: its media become attachments. */
     if (!r->verbatim && json_is_array(content) && strcmp(role, "user") == 0)
         return take_user_parts(r, content, i, bad);
+    if (r->tool_media && json_is_array(content) && strcmp(role, "tool") == 0)
+        return take_tool_parts(r, m, i, bad);
     /* Text as a string (most messages) needs no path and no copy of its own. */
     if (!json_is_string(content)) {
         snprintf(p, sizeof(p), "messages[%zu].content", i);

@@ -244,6 +244,21 @@ static rein_err function_call(struct conv *cv, const json_t *item, const char *p
                : REIN_OK;
 }
 
+/* Whether a function_call_output's output list holds media (input_image, input_file). */
+static bool output_media(const json_t *out)
+{
+    size_t i;
+    json_t *p;
+
+    json_array_foreach(out, i, p)
+    {
+        if (is(json_object_get(p, "type"), "input_image") ||
+            is(json_object_get(p, "type"), "input_file"))
+            return true;
+    }
+    return false;
+}
+
 static rein_err function_output(struct conv *cv, const json_t *item, const char *param)
 {
     const json_t *id = json_object_get(item, "call_id"), *out = json_object_get(item, "output");
@@ -252,6 +267,27 @@ static rein_err function_output(struct conv *cv, const json_t *item, const char 
 
     if (!json_is_string(id))
         return rein__gw_bad(cv->bad, param, "Invalid '%s.call_id': expected a string.", param);
+    if (json_is_array(out) && output_media(out)) {
+        /* An output of text and media (input_text, input_image, input_file) goes as a tool
+         * message of the chat wire's content parts, which the chat parser reads into the tool
+         * message's text and attachments (rein__gw_req's tool_media, decision 0098). */
+        json_t *parts = json_array(), *p;
+        char pparam[200];
+        size_t i;
+        if (!parts)
+            return REIN_ENOMEM;
+        json_array_foreach(out, i, p)
+        {
+            snprintf(pparam, sizeof(pparam), "%s.output[%zu]", param, i);
+            if ((rc = user_part(p, pparam, parts, cv->bad)) != REIN_OK) {
+                json_decref(parts);
+                return rc;
+            }
+        }
+        return add(
+            cv, json_pack("{s:s, s:O, s:o}", "role", "tool", "tool_call_id", id, "content", parts),
+            false);
+    }
     rc = json_is_string(out)
              ? ((text = rein_strdup(json_string_value(out))) ? REIN_OK : REIN_ENOMEM)
              : assistant_text(out, param, &text, cv->bad);

@@ -4014,7 +4014,7 @@ static void test_media_refusals(void **state)
          "send it inline (base64 / a data: URL)"},
         {CHAT_MEDIA("{\"type\":\"input_audio\",\"input_audio\":{\"data\":\"" WAV1
                     "\",\"format\":\"wav\"}}"),
-         "messages[0].content[1]", "takes no audio/wav in a user message"},
+         "messages[0].content[1]", "takes no audio/wav, and rein's gateway"},
         {CHAT_MEDIA(IMAGE_URL("data:image/png;base64,not*base64!")), "messages[0].content[1]",
          "not base64"},
         {CHAT_MEDIA(IMAGE_URL("data:image/png," PNG1)), "messages[0].content[1]",
@@ -5577,6 +5577,218 @@ static void test_count_bad_bodies(void **state)
     }
 }
 
+/* ---- media in a client's tool results across wires (decision 0098) ----------------------- */
+
+/* An Anthropic client's turn after its screenshot tool ran: the tool_result holds the text
+ * and the block given. */
+#define AN_SHOT(block)                                                                             \
+    "{\"model\":\"m\",\"max_tokens\":64,\"tools\":[{\"name\":\"screenshot\",\"input_schema\":"     \
+    "{\"type\":\"object\",\"properties\":{}}}],\"messages\":[{\"role\":\"user\",\"content\":"      \
+    "\"Take a screenshot\"},{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\","          \
+    "\"id\":\"toolu_1\",\"name\":\"screenshot\",\"input\":{}}]},{\"role\":\"user\",\"content\":"   \
+    "[{\"type\":\"tool_result\",\"tool_use_id\":\"toolu_1\",\"content\":[{\"type\":\"text\","      \
+    "\"text\":\"the page\"}," block "]}]}]}"
+#define AN_IMAGE(src)      "{\"type\":\"image\",\"source\":" src "}"
+#define AN_B64(mime, data) "{\"type\":\"base64\",\"media_type\":\"" mime "\",\"data\":\"" data "\"}"
+/* A Responses client's turn after the same tool: its output items given. */
+#define RS_SHOT(items)                                                                             \
+    "{\"model\":\"m\",\"input\":[{\"role\":\"user\",\"content\":\"Take a screenshot\"},"           \
+    "{\"type\":\"function_call\",\"call_id\":\"call_1\",\"name\":\"screenshot\","                  \
+    "\"arguments\":\"{}\"},{\"type\":\"function_call_output\",\"call_id\":\"call_1\","             \
+    "\"output\":[{\"type\":\"input_text\",\"text\":\"the page\"}," items "]}],\"tools\":[{"        \
+    "\"type\":\"function\",\"name\":\"screenshot\",\"parameters\":{\"type\":\"object\","           \
+    "\"properties\":{}}}]}"
+/* A Gemini client's: the functionResponse's parts given. */
+#define GM_SHOT(parts)                                                                             \
+    "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"Take a screenshot\"}]},"             \
+    "{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"name\":\"screenshot\",\"args\":{}}}]},"   \
+    "{\"role\":\"user\",\"parts\":[{\"functionResponse\":{\"name\":\"screenshot\",\"response\":"   \
+    "{\"output\":\"the page\"},\"parts\":[" parts "]}}]}],\"tools\":[{\"functionDeclarations\":"   \
+    "[{\"name\":\"screenshot\",\"description\":\"A screenshot\"}]}]}"
+
+static const char *const an_headers[] = {"anthropic-version: 2023-06-01", NULL};
+
+/* The upstream's body of the one request a client's body made, answered 200. */
+static const json_t *shot_through(const char *route, const char *body)
+{
+    struct th_resp r;
+
+    script("[{\"text\":\"a red pixel\"}]");
+    if (!strcmp(route, "gemini"))
+        gem("generateContent", body, NULL, &r);
+    else if (!strcmp(route, "responses"))
+        responses(body, &r);
+    else
+        th_http("POST", u("/v1/messages"), body, an_headers, &r);
+    if (r.status != 200 || ms_request_count(F->ms) != 1)
+        fail_msg("%ld %s", r.status, r.body);
+    th_resp_free(&r);
+    return ms_request(F->ms, 0)->json;
+}
+
+/* An OpenAI chat upstream's messages after a screenshot's result: the tool message says where
+ * its image went, and a user message after it carries the image after a text naming the call
+ * (the model server refuses an image in a tool message and a message between tool messages,
+ * as the API does). */
+static void assert_openai_shot(const json_t *up, const char *call)
+{
+    const json_t *msgs = json_object_get(up, "messages"), *m;
+
+    assert_int_equal(json_array_size(msgs), 4);
+    m = json_array_get(msgs, 2);
+    assert_string_equal(th_jstr(m, "role"), "tool");
+    assert_string_equal(th_jstr(m, "tool_call_id"), call);
+    assert_non_null(strstr(th_jstr(m, "content"), "the page"));
+    assert_non_null(strstr(th_jstr(m, "content"),
+                           "(attachment 1, image/png, is in the user message after the tool "
+                           "results"));
+    m = json_array_get(msgs, 3);
+    assert_string_equal(th_jstr(m, "role"), "user");
+    assert_non_null(strstr(jstr_at(m, "content.0.text"), call));
+    assert_string_equal(jstr_at(m, "content.1.type"), "image_url");
+    assert_string_equal(jstr_at(m, "content.1.image_url.url"), "data:image/png;base64," PNG1);
+}
+
+/* An Anthropic tool_result's image (Claude Code's Read of a PNG, a computer-use screenshot)
+ * reaches an OpenAI chat upstream in a user message after the tool message, and a Gemini
+ * upstream as an inlineData part after the functionResponse. */
+static void test_tool_media_anthropic_to_openai_and_gemini(void **state)
+{
+    static const char body[] = AN_SHOT(AN_IMAGE(AN_B64("image/png", PNG1)));
+    const json_t *parts;
+
+    (void)state;
+    start();
+    assert_openai_shot(shot_through("anthropic", body), "toolu_1");
+    teardown(NULL);
+    start_with("gemini", NULL, 0);
+    parts = test_json_at(shot_through("anthropic", body), "contents.2.parts");
+    assert_int_equal(json_array_size(parts), 2);
+    assert_string_equal(jstr_at(json_array_get(parts, 0), "functionResponse.name"), "screenshot");
+    assert_string_equal(jstr_at(json_array_get(parts, 1), "inlineData.mimeType"), "image/png");
+    assert_string_equal(jstr_at(json_array_get(parts, 1), "inlineData.data"), PNG1);
+}
+
+/* A Responses client's function_call_output of input_text and input_image reaches Claude as a
+ * tool_result of a text and an image block, a Responses upstream as the same output list, and
+ * a chat upstream as a tool message and a user message of the image. */
+static void test_tool_media_responses_output_crosses(void **state)
+{
+    static const char body[] =
+        RS_SHOT("{\"type\":\"input_image\",\"image_url\":\"data:image/png;base64," PNG1 "\"}");
+    const json_t *res, *out;
+
+    (void)state;
+    start_with("anthropic", NULL, 0);
+    res = test_json_at(shot_through("responses", body), "messages.2.content.0");
+    assert_string_equal(th_jstr(res, "type"), "tool_result");
+    assert_string_equal(th_jstr(res, "tool_use_id"), "call_1");
+    assert_string_equal(jstr_at(res, "content.0.text"), "the page");
+    assert_string_equal(jstr_at(res, "content.1.type"), "image");
+    assert_string_equal(jstr_at(res, "content.1.source.media_type"), "image/png");
+    assert_string_equal(jstr_at(res, "content.1.source.data"), PNG1);
+    teardown(NULL);
+    start_with("openai-responses", NULL, 0);
+    out = test_json_at(shot_through("responses", body), "input.2");
+    assert_string_equal(th_jstr(out, "type"), "function_call_output");
+    assert_string_equal(jstr_at(out, "output.0.text"), "the page");
+    assert_string_equal(jstr_at(out, "output.1.type"), "input_image");
+    assert_string_equal(jstr_at(out, "output.1.image_url"), "data:image/png;base64," PNG1);
+    teardown(NULL);
+    start();
+    assert_openai_shot(shot_through("responses", body), "call_1");
+}
+
+/* A Gemini client's functionResponse with an inlineData part (Gemini 3's multimodal function
+ * responses) reaches Claude as a tool_result with an image block, and an OpenAI chat upstream
+ * as the image after the tool message. */
+static void test_tool_media_gemini_response_crosses(void **state)
+{
+    static const char body[] =
+        GM_SHOT("{\"inlineData\":{\"mimeType\":\"image/png\",\"data\":\"" PNG1 "\"}}");
+    const json_t *res, *msgs;
+
+    (void)state;
+    start_with("anthropic", NULL, 0);
+    res = test_json_at(shot_through("gemini", body), "messages.2.content.0");
+    assert_string_equal(th_jstr(res, "type"), "tool_result");
+    assert_string_equal(jstr_at(res, "content.0.text"), "the page");
+    assert_string_equal(jstr_at(res, "content.1.type"), "image");
+    assert_string_equal(jstr_at(res, "content.1.source.data"), PNG1);
+    teardown(NULL);
+    start();
+    msgs = json_object_get(shot_through("gemini", body), "messages");
+    assert_int_equal(json_array_size(msgs), 4);
+    assert_string_equal(jstr_at(json_array_get(msgs, 3), "content.1.image_url.url"),
+                        "data:image/png;base64," PNG1);
+}
+
+/* What cannot cross is a 400 naming the part, in the client's wire's shape, before the
+ * upstream is asked: an image by URL in a tool_result, a block other wires have no place for,
+ * audio to Claude in a functionResponse, a Responses output's image by URL, bad base64; and a
+ * chat client's tool message takes text only, as the chat completions API says (an upstream of
+ * its own wire gets it as sent, and refuses it itself). */
+static void test_tool_media_refusals(void **state)
+{
+    struct th_resp r;
+
+    (void)state;
+    start();
+    script("[{\"text\":\"ok\",\"times\":0}]");
+    th_http("POST", u("/v1/messages"),
+            AN_SHOT(AN_IMAGE("{\"type\":\"url\",\"url\":\"https://example.com/a.png\"}")),
+            an_headers, &r);
+    assert_int_equal(r.status, 400);
+    assert_string_equal(th_jstr(r.json, "type"), "error");
+    assert_non_null(strstr(jstr_at(r.json, "error.message"),
+                           "messages.2.content.0.content.1: rein's gateway cannot carry media "
+                           "given by a URL"));
+    th_resp_free(&r);
+    th_http("POST", u("/v1/messages"),
+            AN_SHOT("{\"type\":\"search_result\",\"source\":\"s\",\"title\":\"t\",\"content\":[]}"),
+            an_headers, &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(jstr_at(r.json, "error.message"), "'search_result' blocks in a "
+                                                             "tool_result"));
+    th_resp_free(&r);
+    th_http("POST", u("/v1/messages"), AN_SHOT(AN_IMAGE(AN_B64("image/png", "not*base64"))),
+            an_headers, &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(jstr_at(r.json, "error.message"), "not base64"));
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 0);
+    teardown(NULL);
+    start_with("anthropic", NULL, 0);
+    script("[{\"text\":\"ok\",\"times\":0}]");
+    gem("generateContent",
+        GM_SHOT("{\"inlineData\":{\"mimeType\":\"audio/wav\",\"data\":\"" WAV1 "\"}}"), NULL, &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "contents[2].parts[0].functionResponse.parts[0]: the "
+                                   "upstream (provider anthropic, the anthropic wire) takes no "
+                                   "audio/wav"));
+    th_resp_free(&r);
+    gem("generateContent",
+        GM_SHOT("{\"fileData\":{\"mimeType\":\"image/png\",\"fileUri\":\"gs://b/a.png\"}}"), NULL,
+        &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "cannot carry media given by a URI (fileData)"));
+    th_resp_free(&r);
+    chat("{\"model\":\"m\"," TOOLS ",\"messages\":[{\"role\":\"user\",\"content\":\"x\"},"
+         "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"call_1\",\"type\":"
+         "\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"{}\"}}]},"
+         "{\"role\":\"tool\",\"tool_call_id\":\"call_1\",\"content\":[{\"type\":\"text\","
+         "\"text\":\"shot\"}," IMAGE_URL("data:image/png;base64," PNG1) "]}]}",
+         NULL, &r);
+    assert_oa_error(&r, 400, "only text content");
+    assert_string_equal(jstr_at(r.json, "error.param"), "messages[2].content");
+    th_resp_free(&r);
+    responses(RS_SHOT("{\"type\":\"input_image\",\"image_url\":\"https://example.com/a.png\"}"),
+              &r);
+    assert_oa_error(&r, 400, "send it inline");
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 0);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -5663,6 +5875,10 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_media_anthropic_image_to_openai, teardown),
         cmocka_unit_test_teardown(test_media_gemini_inline_to_anthropic, teardown),
         cmocka_unit_test_teardown(test_media_refusals, teardown),
+        cmocka_unit_test_teardown(test_tool_media_anthropic_to_openai_and_gemini, teardown),
+        cmocka_unit_test_teardown(test_tool_media_responses_output_crosses, teardown),
+        cmocka_unit_test_teardown(test_tool_media_gemini_response_crosses, teardown),
+        cmocka_unit_test_teardown(test_tool_media_refusals, teardown),
         cmocka_unit_test_teardown(test_held_frames_are_handed_before_each_wait, teardown),
         cmocka_unit_test_teardown(test_upstream_headers_reach_the_client, teardown),
         cmocka_unit_test_teardown(test_upstream_429_passes_its_headers, teardown),
