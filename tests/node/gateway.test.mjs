@@ -327,6 +327,33 @@ check('anthropic client → OpenAI upstream: an image block is an image_url data
     { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } }]);
 });
 
+// A tool's image crosses wires (decision 0098): the Anthropic SDK's tool_result with a base64
+// image (Claude Code's Read of a PNG, a computer-use screenshot) reaches an OpenAI chat upstream
+// as a user message of the image after the tool message, which takes text only.
+check('anthropic client → OpenAI upstream: a tool_result image follows the tool message', async () => {
+  const shotTools = [{ name: 'screenshot', description: 'screen', input_schema: { type: 'object',
+    properties: {} } }];
+  await scenario([{ tool_calls: [call('call_1', '{}', 'screenshot')] },
+    { text: 'A red pixel.' }]);
+  const ask = [{ role: 'user', content: 'What is on the screen?' }];
+  const first = await anToOa.messages.create({ model: 'claude-test', max_tokens: 64,
+    tools: shotTools, messages: ask });
+  assert.equal(first.stop_reason, 'tool_use');
+  const use = first.content.find((b) => b.type === 'tool_use');
+  const r = await anToOa.messages.create({ model: 'claude-test', max_tokens: 64, tools: shotTools,
+    messages: [...ask, { role: 'assistant', content: first.content }, { role: 'user', content: [{
+      type: 'tool_result', tool_use_id: use.id, content: [{ type: 'text', text: 'the screen' },
+        { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } }] }] }] });
+  assert.equal(r.content[0].text, 'A red pixel.');
+  const log = await upstream(2);
+  const msgs = log[1].json.messages;
+  assert.deepEqual(msgs.map((m) => m.role), ['user', 'assistant', 'tool', 'user']);
+  assert.match(msgs[2].content, /the screen/);
+  assert.match(msgs[3].content[0].text, new RegExp(use.id));
+  assert.deepEqual(msgs[3].content[1],
+    { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } });
+});
+
 check('openai client → Anthropic upstream: an image by URL is refused by name', async () => {
   await scenario([]);
   await assert.rejects(oaToAn.chat.completions.create({ model: 'gpt-test', messages: [{
