@@ -19,9 +19,11 @@
  * the tools cache holds), parsing the body with them known answers what the whole parse does;
  * and each wire's document path answers what its general path answers (gateway_same.h). A
  * reasoning ask read from a parsed body is an effort word or a positive budget, under a member
- * the body's dropped list names. A user's media read for an upstream of another wire (an
- * Anthropic one, which takes no audio: decision 0097) are attachments of the neutral shape, of
- * the media the upstream takes.
+ * the body's dropped list names. A user's media, and those in a tool result (an Anthropic
+ * tool_result's blocks, a Responses function_call_output's items, a Gemini functionResponse's
+ * parts: decision 0098), read for an upstream of another wire (an Anthropic one, which takes
+ * no audio: decision 0097) are attachments of the neutral shape, of the media the upstream
+ * takes.
  */
 #include "gateway/gateway_int.h"
 #include "providers/provider_int.h"
@@ -80,14 +82,21 @@ static const rein_provider *other_upstream(void)
     return p;
 }
 
-/* A user message's attachments (decision 0097) are of the neutral shape, base64, of a media
- * type the upstream takes, numbered from 1. */
+/* A user or tool message's attachments (decisions 0097, 0098) are of the neutral shape, base64,
+ * of a media type the upstream takes, numbered from 1; a tool message has them only when read
+ * for an upstream of another wire, or from a Responses body (whose tool outputs the chat wire
+ * cannot hold as sent). */
 static void check_attachments(const struct rein__gw_req *r, const json_t *msg)
 {
     const json_t *atts = json_object_get(msg, "attachments");
     size_t i;
     json_t *a;
 
+    const char *role = json_string_value(json_object_get(msg, "role"));
+
+    if (json_array_size(atts) && (!role || (strcmp(role, "user") && strcmp(role, "tool")) ||
+                                  (!strcmp(role, "tool") && r->verbatim && !r->tool_media)))
+        abort();
     json_array_foreach(atts, i, a)
     {
         const char *type = json_string_value(json_object_get(a, "type"));
@@ -95,7 +104,6 @@ static void check_attachments(const struct rein__gw_req *r, const json_t *msg)
         const char *data = json_string_value(json_object_get(a, "data"));
         if (!type || !mime || !data || !data[0] || strlen(data) % 4 ||
             json_integer_value(json_object_get(a, "index")) != (json_int_t)i + 1 ||
-            strcmp(json_string_value(json_object_get(msg, "role")), "user") ||
             (r->upstream && !rein_provider_takes_media(r->upstream, mime)))
             abort();
     }
@@ -149,6 +157,7 @@ static rein_err parse_as(const struct rein__gw_wire *wire, enum rein_gateway_api
     rein__gw_req_init(r, api);
     r->verbatim = verbatim;
     r->upstream = verbatim ? NULL : other_upstream();
+    r->tool_media = wire == &rein__gw_responses; /* as the gateway sets it */
     if (tools_at) {
         r->tools_raw = tools_at;
         r->tools_raw_len = n;

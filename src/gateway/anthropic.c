@@ -169,7 +169,7 @@ static rein_err take_result(struct rein__gw_req *r, const json_t *blk, const cha
     if (!id)
         return rein__gw_bad(bad, p, "%s.tool_use_id: Field required", p);
     snprintf(q, sizeof(q), "%s.content", p);
-    if (content && json_is_array(content) && !r->verbatim)
+    if (json_is_array(content) && !r->verbatim)
         rc = result_blocks(r, content, q, &text, &atts, bad);
     else if (content && !json_is_null(content))
         rc = rein__gw_content_text(content, q, true, r->verbatim, &text, bad);
