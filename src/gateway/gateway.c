@@ -785,6 +785,8 @@ static rein_err upstream_extra(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
         !(strcmp(wire, rein__gw_responses.name) == 0 &&
           strcmp(rein__gw_body_wire(c), rein__gw_openai.name) == 0))
         rein__gw_reasoning(c);
+    if (!own && rein__gw_sampling(c))
+        return REIN_ENOMEM;
     if (!own && !read_as && strcmp(wire, rein__gw_responses.name) == 0 &&
         strcmp(rein__gw_body_wire(c), rein__gw_openai.name) == 0) {
         /* a chat client's members the Responses API has in its own shape go up in it */

@@ -4,7 +4,9 @@
  * Gemini's thinkingConfig become the neutral request's reasoning, which the upstream's wire
  * writes in its own words. Only for a model that takes a reasoning setting (its capabilities):
  * for any other the member stays dropped and named, as a model that cannot reason answers the
- * same request without it, where the upstream would refuse the member.
+ * same request without it, where the upstream would refuse the member. Likewise a sampling
+ * setting the upstream's model refuses (Claude from 4.7 on, or both of them from 4.1 on;
+ * decision 0101) is left out and named rather than sent to a certain 400.
  */
 #include "gateway_int.h"
 
@@ -112,4 +114,39 @@ void rein__gw_reasoning(struct rein__gw_ctx *c)
     rein__gw_unlist(c->req.dropped, name);
     if (c->wire == &rein__gw_anthropic) /* thinking at output_config's effort: both taken */
         rein__gw_unlist(c->req.dropped, "output_config");
+}
+
+/* A sampling setting the upstream's model refuses: left out and named as the client wrote it. */
+static rein_err unsample(struct rein__gw_ctx *c, bool top_p)
+{
+    bool gemini = c->wire == &rein__gw_gemini;
+
+    if (top_p)
+        rein_model_request_set_top_p(c->mreq, -1);
+    else
+        rein_model_request_set_temperature(c->mreq, -1);
+    return json_array_append_new(
+               c->req.dropped,
+               json_string(top_p ? (gemini ? "generationConfig.topP" : "top_p")
+                                 : (gemini ? "generationConfig.temperature" : "temperature")))
+               ? REIN_ENOMEM
+               : REIN_OK;
+}
+
+rein_err rein__gw_sampling(struct rein__gw_ctx *c)
+{
+    const char *model = c->g->model_from_client ? c->req.model : NULL;
+    unsigned takes = rein_provider_sampling(c->g->provider, model);
+    bool t = c->req.temperature >= 0, p = c->req.top_p >= 0;
+
+    rein_err rc = REIN_OK;
+
+    if (t && !(takes & REIN_SAMPLING_TEMPERATURE)) {
+        rc = unsample(c, false);
+        t = false;
+    }
+    /* one of the two: the temperature, the one Anthropic tells people to tune */
+    if (!rc && p && (!(takes & REIN_SAMPLING_TOP_P) || (t && !(takes & REIN_SAMPLING_BOTH))))
+        rc = unsample(c, true);
+    return rc;
 }

@@ -848,6 +848,7 @@ const struct rein__wire rein__wire_anthropic = {
     .framing = REIN__FRAMING_SSE,
     .stop_max = REIN_STOP_MAX, /* stop_sequences: no limit in the Messages API reference */
     .reasoning = true,
+    .sampling = rein__claude_sampling,
     .decode_payload = anthropic_payload,
     .decode_body = anthropic_body,
     .decode_end = anthropic_end,

@@ -617,6 +617,12 @@ static bool bedrock_claude(const char *model)
     return model && strstr(model, "anthropic.claude") != NULL;
 }
 
+/* Claude's sampling settings as Anthropic's API has them; every other family's all of them. */
+static unsigned bedrock_sampling(const char *model)
+{
+    return bedrock_claude(model) ? rein__claude_sampling(model) : REIN_SAMPLING_ALL;
+}
+
 static rein_err bedrock_build_body(rein_provider *p, const rein_model_request *req, rein_history *h,
                                    struct rein__body *body, rein_error *err)
 {
@@ -749,6 +755,7 @@ const struct rein__wire rein__wire_bedrock = {
     .framing = REIN__FRAMING_EVENTSTREAM,
     .stop_max = 2500, /* InferenceConfiguration: "Maximum number of 2500 items" */
     .reasoning_for = bedrock_claude,
+    .sampling = bedrock_sampling,
     .decode_payload = bedrock_payload,
     .decode_body = bedrock_body,
     .decode_free = bedrock_state_free,

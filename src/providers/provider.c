@@ -942,6 +942,13 @@ bool rein_provider_writes_reasoning(const rein_provider *p, const char *model)
     return p->wire->reasoning_for ? model && p->wire->reasoning_for(model) : p->wire->reasoning;
 }
 
+unsigned rein_provider_sampling(const rein_provider *p, const char *model)
+{
+    if (!model)
+        model = p->cfg.model;
+    return p->wire && p->wire->sampling ? p->wire->sampling(model) : REIN_SAMPLING_ALL;
+}
+
 bool rein_provider_takes_media(const rein_provider *p, const char *mime)
 {
     return p && p->wire && p->wire->takes_media && mime && p->wire->takes_media(mime);

@@ -653,6 +653,8 @@ struct rein__wire {
      * (may be NULL) */
     bool reasoning;
     bool (*reasoning_for)(const char *model);
+    /* the sampling settings a model takes (REIN_SAMPLING_*); NULL: every one, as most do */
+    unsigned (*sampling)(const char *model);
     /* ---- decoding: every payload of a stream (an SSE data field or a line, with the SSE
      * event name or NULL), the whole body of a reply that is not streamed, what is left to
      * settle before the reply ends (may be NULL), and the wire's own decoder state in
@@ -1058,6 +1060,9 @@ bool rein__claude_thinking(const rein_provider *p, const rein_model_request *req
 /* "thinking": {type, budget_tokens?} and, with an effort, "output_config": {"effort"}: members
  * of the object jw is in. */
 void rein__jw_claude_thinking(struct rein_jw *jw, const struct rein__claude_think *t);
+/* The sampling settings a Claude model takes (decision 0101): every one before 4.1, one of
+ * temperature and top_p up to 4.6, none from 4.7 on. */
+unsigned rein__claude_sampling(const char *model);
 /* OpenAI's word for e: Claude's max is xhigh, OpenAI's highest. Static. */
 const char *rein__openai_effort(enum rein_reasoning e);
 /* The call (borrowed) a tool result at i answers, by id, from the last assistant message

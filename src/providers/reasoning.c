@@ -138,6 +138,18 @@ void rein__claude_form(const char *model, struct rein__claude_form *f)
     f->xhigh = v >= 47 && !preview;
 }
 
+unsigned rein__claude_sampling(const char *model)
+{
+    bool newest;
+    int v = claude_version(model, &newest);
+
+    if (v >= 47 || (v == 0 && newest))
+        return 0;
+    if (v >= 41)
+        return REIN_SAMPLING_TEMPERATURE | REIN_SAMPLING_TOP_P;
+    return REIN_SAMPLING_TEMPERATURE | REIN_SAMPLING_TOP_P | REIN_SAMPLING_BOTH;
+}
+
 /* Claude's effort word for e on a model of form f: minimal is its low, and a level the model
  * lacks is its high, as Anthropic's own clients fall back. */
 static const char *claude_effort(enum rein_reasoning e, const struct rein__claude_form *f)

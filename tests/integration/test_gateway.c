@@ -5118,6 +5118,63 @@ static void test_claude_adaptive_thinking_crosses_wires(void **state)
     th_resp_free(&r);
 }
 
+/*
+ * Sampling settings Claude refuses (decision 0101): from 4.7 on temperature and top_p are a
+ * 400, from Opus 4.1 to 4.6 the two together; a client of another wire gets the request sent
+ * without what the model refuses, named in x-rein-dropped (the temperature kept of the two),
+ * where the model server's Claude answered 400 as Anthropic does. A client of Claude's own wire
+ * gets its body as written, and Anthropic's answer.
+ */
+static void test_claude_sampling_settings(void **state)
+{
+    const json_t *b;
+    const char *dropped;
+    struct th_resp r;
+    const char *const h[] = {"Content-Type: application/json", "anthropic-version: 2023-06-01",
+                             NULL};
+
+    (void)state;
+    reasoning_start("anthropic");
+    script("[{\"text\":\"ok\"},{\"text\":\"ok\"},{\"text\":\"ok\"},{\"text\":\"ok\"},"
+           "{\"text\":\"ok\"},{\"text\":\"ok\"}]");
+    b = reasoning_sent("/v1/chat/completions",
+                       "{\"model\":\"claude-opus-4-7\"," USER ",\"temperature\":0.2,\"top_p\":0.9}",
+                       &dropped);
+    assert_null(json_object_get(b, "temperature"));
+    assert_null(json_object_get(b, "top_p"));
+    assert_string_equal(dropped, "[\"temperature\",\"top_p\"]");
+    b = reasoning_sent(
+        "/v1/chat/completions",
+        "{\"model\":\"claude-sonnet-4-5\"," USER ",\"temperature\":0.2,\"top_p\":0.9}", &dropped);
+    assert_true(json_real_value(json_object_get(b, "temperature")) == 0.2);
+    assert_null(json_object_get(b, "top_p"));
+    assert_string_equal(dropped, "[\"top_p\"]");
+    b = reasoning_sent("/v1/chat/completions",
+                       "{\"model\":\"claude-sonnet-4-5\"," USER ",\"top_p\":0.9}", &dropped);
+    assert_true(json_real_value(json_object_get(b, "top_p")) == 0.9);
+    assert_string_equal(dropped, "");
+    b = reasoning_sent("/v1/chat/completions",
+                       "{\"model\":\"claude-sonnet-4-20250514\"," USER
+                       ",\"temperature\":0.2,\"top_p\":0.9}",
+                       &dropped);
+    assert_non_null(json_object_get(b, "top_p"));
+    assert_string_equal(dropped, "");
+    /* Gemini CLI's defaults, temperature 0 and topP 1, to Claude Sonnet 4.6 */
+    b = reasoning_sent("/v1beta/models/claude-sonnet-4-6:generateContent",
+                       "{" G_USER ",\"generationConfig\":{\"temperature\":0,\"topP\":1}}",
+                       &dropped);
+    assert_true(json_is_number(json_object_get(b, "temperature")));
+    assert_null(json_object_get(b, "top_p"));
+    assert_string_equal(dropped, "[\"generationConfig.topP\"]");
+    /* Claude's own wire: as written, and Anthropic's 400 */
+    th_http("POST", u("/v1/messages"),
+            "{\"model\":\"claude-opus-4-7\",\"max_tokens\":100," USER ",\"temperature\":0.5}", h,
+            &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "deprecated for this model"));
+    th_resp_free(&r);
+}
+
 /* The upstream's own model (not the client's) decides: gw-model takes no reasoning setting. */
 static void test_reasoning_follows_the_upstreams_model(void **state)
 {
@@ -5799,6 +5856,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_reasoning_crosses_wires, teardown),
         cmocka_unit_test_teardown(test_reasoning_follows_the_upstreams_model, teardown),
         cmocka_unit_test_teardown(test_claude_adaptive_thinking_crosses_wires, teardown),
+        cmocka_unit_test_teardown(test_claude_sampling_settings, teardown),
         cmocka_unit_test_teardown(test_bad_tools, teardown),
         cmocka_unit_test_teardown(test_tools_cache_follows_the_tools_as_sent, teardown),
         cmocka_unit_test_teardown(test_known_tools_change_nothing_on_the_wire, teardown),

@@ -748,6 +748,39 @@ static void test_claude_effort_and_the_callers_output_config(void **state)
     json_decref(b);
 }
 
+/* Which sampling settings a model takes, by provider (decision 0101). */
+static void test_sampling_settings_by_model(void **state)
+{
+    static const struct {
+        const char *preset, *model;
+        unsigned takes;
+    } cases[] = {
+        {"anthropic", "claude-3-7-sonnet-20250219", REIN_SAMPLING_ALL},
+        {"anthropic", "claude-sonnet-4-20250514", REIN_SAMPLING_ALL},
+        {"anthropic", "claude-opus-4-1", REIN_SAMPLING_TEMPERATURE | REIN_SAMPLING_TOP_P},
+        {"anthropic", "claude-sonnet-4-6", REIN_SAMPLING_TEMPERATURE | REIN_SAMPLING_TOP_P},
+        {"anthropic", "claude-opus-4-7", 0},
+        {"anthropic", "claude-mythos-preview", 0},
+        {"anthropic", "test-model", REIN_SAMPLING_ALL},
+        {"bedrock", "us.anthropic.claude-haiku-4-5-20251001-v1:0",
+         REIN_SAMPLING_TEMPERATURE | REIN_SAMPLING_TOP_P},
+        {"bedrock", "anthropic.claude-opus-5", 0},
+        {"bedrock", "meta.llama3-70b-instruct-v1:0", REIN_SAMPLING_ALL},
+        {"openai", "claude-opus-4-7", REIN_SAMPLING_ALL}, /* another wire's server */
+    };
+
+    (void)state;
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(cases); i++) {
+        struct pfx f;
+        fx_start(&f);
+        fx_provider(&f, cases[i].preset);
+        if (rein_provider_sampling(f.p, cases[i].model) != cases[i].takes)
+            fail_msg("%s %s: %u", cases[i].preset, cases[i].model,
+                     rein_provider_sampling(f.p, cases[i].model));
+        pfx_stop(&f);
+    }
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_each_wire_sends_stop_sequences_under_its_own_name),
     cmocka_unit_test(test_no_stop_sequences_no_member),
@@ -766,6 +799,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_reasoning_capability),
     cmocka_unit_test(test_claude_adaptive_thinking_and_effort),
     cmocka_unit_test(test_claude_effort_and_the_callers_output_config),
+    cmocka_unit_test(test_sampling_settings_by_model),
 };
 
 REIN_TEST_MAIN(tests)

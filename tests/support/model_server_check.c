@@ -760,6 +760,30 @@ static const char *const AN_XHIGH[] = {"claude-opus-4-7",
                                        "claude-fable-5",
                                        NULL};
 static const char *const AN_EFFORT_ALSO[] = {"claude-opus-4-5", NULL};
+static const char *const AN_ONE_SAMPLER[] = {"claude-opus-4-1",
+                                             "claude-sonnet-4-5",
+                                             "claude-haiku-4-5",
+                                             "claude-opus-4-5",
+                                             "claude-opus-4-6",
+                                             "claude-sonnet-4-6",
+                                             NULL};
+
+/* Sampling settings as Claude's models take them: none from 4.7 on, one of two from 4.1. */
+static bool an_check_sampling(const char *model, const json_t *body, struct ms_verdict *v)
+{
+    bool t = json_object_get(body, "temperature") != NULL;
+    bool p = json_object_get(body, "top_p") != NULL;
+
+    if (an_model_in(model, AN_ADAPTIVE_ONLY) && (t || p || json_object_get(body, "top_k")))
+        return AN_FAIL(v, "`%s` is deprecated for this model.",
+                       t   ? "temperature"
+                       : p ? "top_p"
+                           : "top_k");
+    if (an_model_in(model, AN_ONE_SAMPLER) && t && p)
+        return AN_FAIL(v, "`temperature` and `top_p` cannot both be specified for this model. "
+                          "Please use only one.");
+    return true;
+}
 
 static bool an_check_thinking(const char *model, const json_t *body, struct ms_verdict *v)
 {
@@ -825,7 +849,8 @@ static bool an_check_params(const json_t *body, struct ms_verdict *v)
         return AN_FAIL(v, "stream: Input should be a valid boolean");
     if (json_object_get(body, "stop"))
         return AN_FAIL(v, "stop: Extra inputs are not permitted");
-    if (!an_check_thinking(json_string_value(model), body, v))
+    if (!an_check_thinking(json_string_value(model), body, v) ||
+        !an_check_sampling(json_string_value(model), body, v))
         return false;
     if (json_is_integer(budget) && json_integer_value(budget) < 1024)
         return AN_FAIL(v, "thinking.enabled.budget_tokens: Input should be greater than or equal "
