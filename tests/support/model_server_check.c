@@ -68,6 +68,8 @@ bool ms__verdict_set(struct ms_verdict *v, int status, const char *type, const c
 
 static const char *oa_type(const json_t *v)
 {
+    if (!v) /* a member that is not there: json_typeof reads through its pointer */
+        return "nothing";
     switch (json_typeof(v)) {
     case JSON_OBJECT:
         return "an object";
