@@ -552,19 +552,23 @@ REIN_EXTERN bool rein_provider_takes_media(const rein_provider *p, const char *m
  * error status (a ValidationException), handed over as below.
  */
 /*
- * The sampling settings p's model (model, borrowed, or NULL for the configured one) takes
- * (decision 0101): REIN_SAMPLING_TEMPERATURE, REIN_SAMPLING_TOP_P, and REIN_SAMPLING_BOTH when
- * it takes both in one request. Claude takes both up to 4.0, one of them from Opus 4.1 to 4.6
- * ("cannot both be specified"), neither from 4.7 on ("deprecated for this model"), on
- * Anthropic's API and Bedrock; every other model all. rein writes what it is asked either way
- * (the upstream's 400 names the conflict); the gateway drops, and names, what the upstream's
- * model would refuse from a client of another wire.
+ * The sampling settings req (borrowed) may carry to p's upstream (decision 0101), for its model
+ * (or the configured one) and whether it thinks (its reasoning setting, or the configured
+ * reasoning_effort): REIN_SAMPLING_TEMPERATURE, REIN_SAMPLING_TOP_P, and REIN_SAMPLING_BOTH when
+ * both may go in one request. Claude, on Anthropic's API and Bedrock, takes both up to 4.0, one
+ * of them from Opus 4.1 to 4.6 ("cannot both be specified"), neither from 4.7 on ("deprecated
+ * for this model") nor while it thinks (where only their defaults are taken). OpenAI's
+ * reasoning models (the o-series, GPT-5 but gpt-5-chat, codex) take neither ("only the default
+ * (1) value is supported"), but GPT-5.1 and later do while they do not reason. Every other
+ * model takes all. rein writes what it is asked either way (the upstream's 400 names the
+ * conflict); the gateway drops, and names, what the upstream would refuse from a client of
+ * another wire.
  */
 #define REIN_SAMPLING_TEMPERATURE 1u
 #define REIN_SAMPLING_TOP_P       2u
 #define REIN_SAMPLING_BOTH        4u
 #define REIN_SAMPLING_ALL         (REIN_SAMPLING_TEMPERATURE | REIN_SAMPLING_TOP_P | REIN_SAMPLING_BOTH)
-REIN_EXTERN unsigned rein_provider_sampling(const rein_provider *p, const char *model);
+REIN_EXTERN unsigned rein_provider_sampling(const rein_provider *p, const rein_model_request *req);
 /* True when p's wire has a token count. */
 REIN_EXTERN bool rein_provider_can_count(const rein_provider *p);
 /*

@@ -135,8 +135,8 @@ static rein_err unsample(struct rein__gw_ctx *c, bool top_p)
 
 rein_err rein__gw_sampling(struct rein__gw_ctx *c)
 {
-    const char *model = c->g->model_from_client ? c->req.model : NULL;
-    unsigned takes = rein_provider_sampling(c->g->provider, model);
+    /* the request as it goes up: its model, and the reasoning rein__gw_reasoning gave it */
+    unsigned takes = rein_provider_sampling(c->g->provider, c->mreq);
     bool t = c->req.temperature >= 0, p = c->req.top_p >= 0;
 
     rein_err rc = REIN_OK;

@@ -618,9 +618,9 @@ static bool bedrock_claude(const char *model)
 }
 
 /* Claude's sampling settings as Anthropic's API has them; every other family's all of them. */
-static unsigned bedrock_sampling(const char *model)
+static unsigned bedrock_sampling(const char *model, bool thinks)
 {
-    return bedrock_claude(model) ? rein__claude_sampling(model) : REIN_SAMPLING_ALL;
+    return bedrock_claude(model) ? rein__claude_sampling(model, thinks) : REIN_SAMPLING_ALL;
 }
 
 static rein_err bedrock_build_body(rein_provider *p, const rein_model_request *req, rein_history *h,

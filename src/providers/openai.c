@@ -871,6 +871,7 @@ const struct rein__wire rein__wire_openai = {
     .encode_message = openai_encode_message,
     .encode_in = openai_encode_in,
     .encode_tools = rein__openai_encode_tools,
+    .sampling = rein__openai_sampling,
     .takes_media = openai_takes_media,
     .build_body = openai_build_body,
 };

@@ -942,11 +942,11 @@ bool rein_provider_writes_reasoning(const rein_provider *p, const char *model)
     return p->wire->reasoning_for ? model && p->wire->reasoning_for(model) : p->wire->reasoning;
 }
 
-unsigned rein_provider_sampling(const rein_provider *p, const char *model)
+unsigned rein_provider_sampling(const rein_provider *p, const rein_model_request *req)
 {
-    if (!model)
-        model = p->cfg.model;
-    return p->wire && p->wire->sampling ? p->wire->sampling(model) : REIN_SAMPLING_ALL;
+    return p->wire && p->wire->sampling
+               ? p->wire->sampling(rein__request_model(p, req), rein__request_thinks(p, req))
+               : REIN_SAMPLING_ALL;
 }
 
 bool rein_provider_takes_media(const rein_provider *p, const char *mime)

@@ -653,8 +653,9 @@ struct rein__wire {
      * (may be NULL) */
     bool reasoning;
     bool (*reasoning_for)(const char *model);
-    /* the sampling settings a model takes (REIN_SAMPLING_*); NULL: every one, as most do */
-    unsigned (*sampling)(const char *model);
+    /* the sampling settings a model takes (REIN_SAMPLING_*), thinking or not; NULL: every one,
+     * as most do */
+    unsigned (*sampling)(const char *model, bool thinks);
     /* ---- decoding: every payload of a stream (an SSE data field or a line, with the SSE
      * event name or NULL), the whole body of a reply that is not streamed, what is left to
      * settle before the reply ends (may be NULL), and the wire's own decoder state in
@@ -1061,8 +1062,14 @@ bool rein__claude_thinking(const rein_provider *p, const rein_model_request *req
  * of the object jw is in. */
 void rein__jw_claude_thinking(struct rein_jw *jw, const struct rein__claude_think *t);
 /* The sampling settings a Claude model takes (decision 0101): every one before 4.1, one of
- * temperature and top_p up to 4.6, none from 4.7 on. */
-unsigned rein__claude_sampling(const char *model);
+ * temperature and top_p up to 4.6, none from 4.7 on, none while it thinks. */
+unsigned rein__claude_sampling(const char *model, bool thinks);
+/* OpenAI's: none for a reasoning model (o-series, GPT-5 but gpt-5-chat, codex), except GPT-5.1
+ * and later while they do not reason; every one for the others. */
+unsigned rein__openai_sampling(const char *model, bool thinks);
+/* Whether req asks its model to think: its reasoning setting (a budget, or an effort other than
+ * none), else the configured reasoning_effort. */
+bool rein__request_thinks(const rein_provider *p, const rein_model_request *req);
 /* OpenAI's word for e: Claude's max is xhigh, OpenAI's highest. Static. */
 const char *rein__openai_effort(enum rein_reasoning e);
 /* The call (borrowed) a tool result at i answers, by id, from the last assistant message

@@ -138,16 +138,43 @@ void rein__claude_form(const char *model, struct rein__claude_form *f)
     f->xhigh = v >= 47 && !preview;
 }
 
-unsigned rein__claude_sampling(const char *model)
+unsigned rein__claude_sampling(const char *model, bool thinks)
 {
     bool newest;
     int v = claude_version(model, &newest);
 
-    if (v >= 47 || (v == 0 && newest))
+    if (thinks || v >= 47 || (v == 0 && newest))
         return 0;
     if (v >= 41)
         return REIN_SAMPLING_TEMPERATURE | REIN_SAMPLING_TOP_P;
     return REIN_SAMPLING_TEMPERATURE | REIN_SAMPLING_TOP_P | REIN_SAMPLING_BOTH;
+}
+
+unsigned rein__openai_sampling(const char *model, bool thinks)
+{
+    const char *m = model && strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
+
+    if (!m)
+        return REIN_SAMPLING_ALL;
+    /* GPT-5.1 on: sampling while the effort is none, their default */
+    if (strncmp(m, "gpt-5.", 6) == 0 && m[6] >= '1' && m[6] <= '9')
+        return thinks ? 0 : REIN_SAMPLING_ALL;
+    if ((m[0] == 'o' && m[1] >= '1' && m[1] <= '9') ||
+        (strncmp(m, "gpt-5", 5) == 0 && strncmp(m, "gpt-5-chat", 10) != 0) ||
+        strncmp(m, "codex", 5) == 0)
+        return 0;
+    return REIN_SAMPLING_ALL;
+}
+
+bool rein__request_thinks(const rein_provider *p, const rein_model_request *req)
+{
+    enum rein_reasoning e = req->reasoning;
+
+    if (e == REIN_REASONING_UNSET && req->reasoning_budget > 0)
+        return true;
+    if (e == REIN_REASONING_UNSET)
+        e = p->cfg.reasoning;
+    return e != REIN_REASONING_UNSET && e != REIN_REASONING_NONE;
 }
 
 /* Claude's effort word for e on a model of form f: minimal is its low, and a level the model

@@ -1183,6 +1183,7 @@ const struct rein__wire rein__wire_responses = {
     .framing = REIN__FRAMING_SSE,
     .stop_max = 0, /* the Responses API has no stop field */
     .reasoning = true,
+    .sampling = rein__openai_sampling,
     .decode_payload = responses_payload,
     .decode_body = responses_body,
     .decode_end = responses_end,

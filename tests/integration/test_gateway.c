@@ -5136,7 +5136,7 @@ static void test_claude_sampling_settings(void **state)
     (void)state;
     reasoning_start("anthropic");
     script("[{\"text\":\"ok\"},{\"text\":\"ok\"},{\"text\":\"ok\"},{\"text\":\"ok\"},"
-           "{\"text\":\"ok\"},{\"text\":\"ok\"}]");
+           "{\"text\":\"ok\"},{\"text\":\"ok\"},{\"text\":\"ok\"}]");
     b = reasoning_sent("/v1/chat/completions",
                        "{\"model\":\"claude-opus-4-7\"," USER ",\"temperature\":0.2,\"top_p\":0.9}",
                        &dropped);
@@ -5166,6 +5166,14 @@ static void test_claude_sampling_settings(void **state)
     assert_true(json_is_number(json_object_get(b, "temperature")));
     assert_null(json_object_get(b, "top_p"));
     assert_string_equal(dropped, "[\"generationConfig.topP\"]");
+    /* thinking takes neither: an OpenAI client's effort with a temperature */
+    b = reasoning_sent("/v1/chat/completions",
+                       "{\"model\":\"claude-sonnet-4-5\"," USER
+                       ",\"reasoning_effort\":\"low\",\"temperature\":0.2}",
+                       &dropped);
+    assert_string_equal(th_jstr(json_object_get(b, "thinking"), "type"), "enabled");
+    assert_null(json_object_get(b, "temperature"));
+    assert_string_equal(dropped, "[\"temperature\"]");
     /* Claude's own wire: as written, and Anthropic's 400 */
     th_http("POST", u("/v1/messages"),
             "{\"model\":\"claude-opus-4-7\",\"max_tokens\":100," USER ",\"temperature\":0.5}", h,
@@ -5173,6 +5181,25 @@ static void test_claude_sampling_settings(void **state)
     assert_int_equal(r.status, 400);
     assert_non_null(strstr(r.body, "deprecated for this model"));
     th_resp_free(&r);
+
+    /* OpenAI's reasoning models take only the default; GPT-5.1 on while they do not reason */
+    reasoning_start("openai");
+    script("[{\"text\":\"ok\"},{\"text\":\"ok\"},{\"text\":\"ok\"}]");
+    b = reasoning_sent("/v1beta/models/gpt-5-mini:generateContent",
+                       "{" G_USER ",\"generationConfig\":{\"temperature\":0,\"topP\":1}}",
+                       &dropped);
+    assert_null(json_object_get(b, "temperature"));
+    assert_null(json_object_get(b, "top_p"));
+    assert_string_equal(dropped, "[\"generationConfig.temperature\",\"generationConfig.topP\"]");
+    b = reasoning_sent("/v1beta/models/gpt-5.1:generateContent",
+                       "{" G_USER ",\"generationConfig\":{\"temperature\":0}}", &dropped);
+    assert_non_null(json_object_get(b, "temperature"));
+    assert_string_equal(dropped, "");
+    b = reasoning_sent("/v1/messages",
+                       "{\"model\":\"o3\",\"max_tokens\":100," USER ",\"temperature\":0.5}",
+                       &dropped);
+    assert_null(json_object_get(b, "temperature"));
+    assert_string_equal(dropped, "[\"temperature\"]");
 }
 
 /* The upstream's own model (not the client's) decides: gw-model takes no reasoning setting. */

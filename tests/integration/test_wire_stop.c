@@ -748,25 +748,38 @@ static void test_claude_effort_and_the_callers_output_config(void **state)
     json_decref(b);
 }
 
-/* Which sampling settings a model takes, by provider (decision 0101). */
+/* Which sampling settings a request may carry, by provider, model and reasoning (decision
+ * 0101). */
 static void test_sampling_settings_by_model(void **state)
 {
+    enum { ONE = REIN_SAMPLING_TEMPERATURE | REIN_SAMPLING_TOP_P, ALL = REIN_SAMPLING_ALL };
     static const struct {
         const char *preset, *model;
+        enum rein_reasoning effort;
         unsigned takes;
     } cases[] = {
-        {"anthropic", "claude-3-7-sonnet-20250219", REIN_SAMPLING_ALL},
-        {"anthropic", "claude-sonnet-4-20250514", REIN_SAMPLING_ALL},
-        {"anthropic", "claude-opus-4-1", REIN_SAMPLING_TEMPERATURE | REIN_SAMPLING_TOP_P},
-        {"anthropic", "claude-sonnet-4-6", REIN_SAMPLING_TEMPERATURE | REIN_SAMPLING_TOP_P},
-        {"anthropic", "claude-opus-4-7", 0},
-        {"anthropic", "claude-mythos-preview", 0},
-        {"anthropic", "test-model", REIN_SAMPLING_ALL},
-        {"bedrock", "us.anthropic.claude-haiku-4-5-20251001-v1:0",
-         REIN_SAMPLING_TEMPERATURE | REIN_SAMPLING_TOP_P},
-        {"bedrock", "anthropic.claude-opus-5", 0},
-        {"bedrock", "meta.llama3-70b-instruct-v1:0", REIN_SAMPLING_ALL},
-        {"openai", "claude-opus-4-7", REIN_SAMPLING_ALL}, /* another wire's server */
+        {"anthropic", "claude-3-7-sonnet-20250219", REIN_REASONING_UNSET, ALL},
+        {"anthropic", "claude-sonnet-4-20250514", REIN_REASONING_UNSET, ALL},
+        {"anthropic", "claude-sonnet-4-20250514", REIN_REASONING_LOW, 0},
+        {"anthropic", "claude-opus-4-1", REIN_REASONING_UNSET, ONE},
+        {"anthropic", "claude-sonnet-4-6", REIN_REASONING_NONE, ONE},
+        {"anthropic", "claude-opus-4-7", REIN_REASONING_UNSET, 0},
+        {"anthropic", "claude-mythos-preview", REIN_REASONING_UNSET, 0},
+        {"anthropic", "test-model", REIN_REASONING_UNSET, ALL},
+        {"bedrock", "us.anthropic.claude-haiku-4-5-20251001-v1:0", REIN_REASONING_UNSET, ONE},
+        {"bedrock", "anthropic.claude-opus-5", REIN_REASONING_UNSET, 0},
+        {"bedrock", "meta.llama3-70b-instruct-v1:0", REIN_REASONING_HIGH, ALL},
+        {"openai", "gpt-4o", REIN_REASONING_UNSET, ALL},
+        {"openai", "gpt-5-chat-latest", REIN_REASONING_UNSET, ALL},
+        {"openai", "o3-mini", REIN_REASONING_UNSET, 0},
+        {"openai", "gpt-5-mini", REIN_REASONING_MINIMAL, 0},
+        {"openai", "gpt-5.1", REIN_REASONING_UNSET, ALL},
+        {"openai", "gpt-5.2", REIN_REASONING_NONE, ALL},
+        {"openai", "gpt-5.1", REIN_REASONING_LOW, 0},
+        {"openai", "openai/o4-mini", REIN_REASONING_UNSET, 0},
+        {"openai-responses", "gpt-5-codex", REIN_REASONING_UNSET, 0},
+        {"openai", "claude-opus-4-7", REIN_REASONING_UNSET, ALL}, /* a compatible server's name */
+        {"gemini", "gemini-2.5-pro", REIN_REASONING_HIGH, ALL},
     };
 
     (void)state;
@@ -774,9 +787,11 @@ static void test_sampling_settings_by_model(void **state)
         struct pfx f;
         fx_start(&f);
         fx_provider(&f, cases[i].preset);
-        if (rein_provider_sampling(f.p, cases[i].model) != cases[i].takes)
+        assert_rein_ok(rein_model_request_set_model(f.req, cases[i].model), NULL);
+        rein_model_request_set_reasoning(f.req, cases[i].effort, 0);
+        if (rein_provider_sampling(f.p, f.req) != cases[i].takes)
             fail_msg("%s %s: %u", cases[i].preset, cases[i].model,
-                     rein_provider_sampling(f.p, cases[i].model));
+                     rein_provider_sampling(f.p, f.req));
         pfx_stop(&f);
     }
 }

@@ -470,6 +470,39 @@ static bool oa_check_stop(const json_t *stop, struct ms_verdict *v)
     return true;
 }
 
+/* OpenAI's reasoning models take only the default temperature and no top_p; GPT-5.1 and later
+ * take both while their effort is none, their default. This server's own reading of the names
+ * OpenAI documents. */
+static bool oa_check_sampling(const json_t *body, struct ms_verdict *v)
+{
+    const char *model = json_string_value(json_object_get(body, "model"));
+    const char *effort = json_string_value(json_object_get(body, "reasoning_effort"));
+    const json_t *t = json_object_get(body, "temperature");
+    const char *m;
+    bool reasoning;
+
+    if (!model)
+        return true;
+    m = strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
+    reasoning = (m[0] == 'o' && m[1] >= '1' && m[1] <= '9') ||
+                (!strncmp(m, "gpt-5", 5) && strncmp(m, "gpt-5-chat", 10)) ||
+                !strncmp(m, "codex", 5);
+    if (!strncmp(m, "gpt-5.", 6) && m[6] >= '1' && m[6] <= '9' &&
+        (!effort || !strcmp(effort, "none")))
+        reasoning = false;
+    if (!reasoning)
+        return true;
+    if (t && json_number_value(t) != 1.0)
+        return OA_FAIL(v, "unsupported_value", rein_strdup("temperature"),
+                       "Unsupported value: 'temperature' does not support %g with this model. "
+                       "Only the default (1) value is supported.",
+                       json_number_value(t));
+    if (json_object_get(body, "top_p"))
+        return OA_FAIL(v, "unsupported_parameter", rein_strdup("top_p"),
+                       "Unsupported parameter: 'top_p' is not supported with this model.");
+    return true;
+}
+
 static bool oa_check_body(const json_t *body, struct ms_verdict *v)
 {
     const json_t *model = json_object_get(body, "model");
@@ -505,7 +538,8 @@ static bool oa_check_body(const json_t *body, struct ms_verdict *v)
         if (!oa_check_message(m, i, v))
             return false;
     }
-    if (!oa_check_history(msgs, v) || !oa_check_tools(json_object_get(body, "tools"), v))
+    if (!oa_check_history(msgs, v) || !oa_check_tools(json_object_get(body, "tools"), v) ||
+        !oa_check_sampling(body, v))
         return false;
     if (stream && !json_is_boolean(stream) && !json_is_null(stream))
         return OA_FAIL(v, "invalid_type", rein_strdup("stream"),
@@ -775,12 +809,23 @@ static bool an_check_sampling(const char *model, const json_t *body, struct ms_v
 {
     bool t = json_object_get(body, "temperature") != NULL;
     bool p = json_object_get(body, "top_p") != NULL;
+    const char *type =
+        json_string_value(json_object_get(json_object_get(body, "thinking"), "type"));
+    bool thinks = type && (!strcmp(type, "enabled") || !strcmp(type, "adaptive"));
 
     if (an_model_in(model, AN_ADAPTIVE_ONLY) && (t || p || json_object_get(body, "top_k")))
         return AN_FAIL(v, "`%s` is deprecated for this model.",
                        t   ? "temperature"
                        : p ? "top_p"
                            : "top_k");
+    if (thinks && t && json_number_value(json_object_get(body, "temperature")) != 1.0)
+        return AN_FAIL(v, "`temperature` may only be set to 1 when thinking is enabled or in "
+                          "adaptive mode.");
+    if (thinks && p && json_number_value(json_object_get(body, "top_p")) < 0.95)
+        return AN_FAIL(v, "`top_p` must be greater than or equal to 0.95 or unset when thinking "
+                          "is enabled or in adaptive mode.");
+    if (thinks && json_object_get(body, "top_k"))
+        return AN_FAIL(v, "`top_k` must be unset when thinking is enabled or in adaptive mode.");
     if (an_model_in(model, AN_ONE_SAMPLER) && t && p)
         return AN_FAIL(v, "`temperature` and `top_p` cannot both be specified for this model. "
                           "Please use only one.");
