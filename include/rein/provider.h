@@ -695,6 +695,43 @@ REIN_EXTERN rein_err rein_reasoning_from_word(const char *word, enum rein_reason
 REIN_EXTERN void rein_model_request_set_reasoning(rein_model_request *req,
                                                   enum rein_reasoning effort,
                                                   int64_t budget_tokens);
+/*
+ * The form of the model's answer (decision 0100): free text (the default), any JSON object, or
+ * JSON that follows a JSON Schema. Each wire writes it in its own words: OpenAI chat
+ * "response_format" ({"type": "json_object"} or {"type": "json_schema", "json_schema": {name,
+ * schema, strict}}), Responses "text.format" ({type, name, schema, strict}), Anthropic
+ * "output_config.format" ({"type": "json_schema", schema}), Gemini
+ * "generationConfig.responseMimeType" "application/json" with "responseJsonSchema", Bedrock
+ * "outputConfig.textFormat" ({"type": "json_schema", "structure": {"jsonSchema": {schema as a
+ * string, name}}}), Ollama "format" (the schema, or "json"). Anthropic and Bedrock have no JSON
+ * mode: a JSON object asked of them writes nothing (their structured output wants a schema whose
+ * objects allow no other properties), and the caller's prompt, which OpenAI's JSON mode wants
+ * to say "JSON" anyway, and a check of the answer (the gateway's) make it so. DashScope's native
+ * API and the rules provider take no output format: rein_provider_prepare() and a send refuse
+ * a request that has one with REIN_EINVAL, so that a structured ask never comes back as plain
+ * text in silence. Whether a model takes it is the upstream's to say (an older Claude or
+ * GPT-3.5 refuses the member with a 400).
+ */
+enum rein_output_kind {
+    REIN_OUTPUT_TEXT = 0,    /* unset: nothing is sent */
+    REIN_OUTPUT_JSON_OBJECT, /* a JSON object, no schema */
+    REIN_OUTPUT_JSON_SCHEMA, /* JSON that follows schema */
+};
+/*
+ * Sets the request's output form. name (copied; NULL: "output") names the schema where the wire
+ * has a name for it (OpenAI's two APIs, Bedrock); schema (borrowed, copied as its compact text,
+ * so the caller may change or free it afterwards) is required for REIN_OUTPUT_JSON_SCHEMA and
+ * ignored otherwise; strict asks OpenAI's APIs to keep to the schema exactly (the other wires
+ * always do). REIN_OUTPUT_TEXT unsets. Members in rein_model_request_set_extra()'s object under
+ * the wire's own name (response_format, text, output_config, outputConfig, format, Gemini's
+ * generationConfig.responseMimeType and response schemas) win over it. REIN_EINVAL for a
+ * json_schema without an object schema, or an unknown kind; REIN_ENOMEM. Nothing is changed on
+ * failure.
+ */
+REIN_EXTERN rein_err rein_model_request_set_output_format(rein_model_request *req,
+                                                          enum rein_output_kind kind,
+                                                          const char *name, const json_t *schema,
+                                                          bool strict) REIN_WUR;
 /* true/false sends parallel_tool_calls; unset by default. */
 REIN_EXTERN void rein_model_request_set_parallel_tools(rein_model_request *req, bool on);
 /* The model to ask instead of the provider's configured one (copied); NULL unsets. */

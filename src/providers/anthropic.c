@@ -797,8 +797,12 @@ static rein_err anthropic_build_body(rein_provider *p, const rein_model_request 
     REIN_JW_KEY(&w, "model");
     rein_jw_str(&w, rein__request_model(p, req));
     /* Anthropic requires max_tokens; with thinking it counts the thinking too (decision 0095) */
-    if (thinking)
-        rein__jw_claude_thinking(&w, &think);
+    if (thinking) {
+        /* its effort goes in the one output_config, beside the answer's form (decision 0100) */
+        struct rein__claude_think t = think;
+        t.effort = NULL;
+        rein__jw_claude_thinking(&w, &t);
+    }
     REIN_JW_KEY(&w, "max_tokens");
     rein_jw_int(&w, think.max_tokens > 0 ? think.max_tokens : 4096);
     if (g.has_system) {
@@ -821,6 +825,7 @@ static rein_err anthropic_build_body(rein_provider *p, const rein_model_request 
     }
     rein__jw_top_p(&w, req, "top_p");
     rein__jw_stop(&w, req, "stop_sequences");
+    rein__jw_anthropic_output_config(&w, thinking ? think.effort : NULL, req);
     REIN_JW_KEY(&w, "stream");
     rein_jw_bool(&w, req->stream);
     rein__jw_extra(&w, req);
@@ -849,6 +854,7 @@ const struct rein__wire rein__wire_anthropic = {
     .stop_max = REIN_STOP_MAX, /* stop_sequences: no limit in the Messages API reference */
     .reasoning = true,
     .sampling = rein__claude_sampling,
+    .output_format = true,
     .decode_payload = anthropic_payload,
     .decode_body = anthropic_body,
     .decode_end = anthropic_end,

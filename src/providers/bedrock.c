@@ -670,6 +670,7 @@ static rein_err bedrock_build_body(rein_provider *p, const rein_model_request *r
         rein__jw_claude_thinking(&w, &think);
         rein_jw_obj_end(&w);
     }
+    rein__jw_output_bedrock(&w, req);
     rein__jw_extra(&w, req);
     rein_jw_obj_end(&w);
     rc = rein_jw_finish(&w);
@@ -756,6 +757,7 @@ const struct rein__wire rein__wire_bedrock = {
     .stop_max = 2500, /* InferenceConfiguration: "Maximum number of 2500 items" */
     .reasoning_for = bedrock_claude,
     .sampling = bedrock_sampling,
+    .output_format = true,
     .decode_payload = bedrock_payload,
     .decode_body = bedrock_body,
     .decode_free = bedrock_state_free,

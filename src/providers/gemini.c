@@ -1113,7 +1113,8 @@ static void generation_config(struct rein_jw *w, const rein_provider *p,
     const char *key;
     json_t *v;
 
-    if (!rein__request_has_settings(req) && !json_object_size(more) && budget < 0)
+    if (!rein__request_has_settings(req) && !json_object_size(more) && budget < 0 &&
+        !rein__output_gemini_has(req))
         return;
     rein_jw_key(w, "generationConfig");
     rein_jw_obj_begin(w);
@@ -1122,6 +1123,7 @@ static void generation_config(struct rein_jw *w, const rein_provider *p,
     rein__jw_stop(w, req, "stopSequences");
     if (budget >= 0)
         thinking_config(w, p, req, budget);
+    rein__jw_output_gemini(w, req);
     json_object_foreach((json_t *)more, key, v)
     {
         if (own_setting(req, key))
@@ -1260,6 +1262,7 @@ const struct rein__wire rein__wire_gemini = {
     .framing = REIN__FRAMING_SSE,
     .stop_max = 5, /* GenerationConfig: "The set of character sequences (up to 5)" */
     .reasoning = true,
+    .output_format = true,
     .decode_payload = gemini_payload,
     .decode_body = gemini_body,
     .decode_end = gemini_end,

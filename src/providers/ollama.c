@@ -302,6 +302,7 @@ static rein_err ollama_build_body(rein_provider *p, const rein_model_request *re
     rein_jw_key(&w, "stream");
     rein_jw_bool(&w, req->stream);
     ollama_think(&w, p, req);
+    rein__jw_output_ollama(&w, req);
     if (rein__request_has_settings(req)) {
         rein_jw_key(&w, "options");
         rein_jw_obj_begin(&w);
@@ -324,6 +325,7 @@ const struct rein__wire rein__wire_ollama = {
     .framing = REIN__FRAMING_LINES,
     .stop_max = REIN_STOP_MAX, /* options.stop: no limit in Ollama's API */
     .reasoning = true,
+    .output_format = true,
     .decode_payload = ollama_payload,
     .decode_body = ollama_body,
     .encode_message = ollama_encode_message,

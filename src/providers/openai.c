@@ -850,6 +850,7 @@ static rein_err openai_build_body(rein_provider *p, const rein_model_request *re
     }
     rein__jw_thinking(&w, p, req);
     rein__jw_reasoning_effort(&w, p, req);
+    rein__jw_output_openai(&w, req);
     rein__jw_extra(&w, req);
     rein_jw_obj_end(&w);
     rc = rein_jw_finish(&w);
@@ -865,6 +866,7 @@ const struct rein__wire rein__wire_openai = {
     .framing = REIN__FRAMING_SSE,
     .stop_max = 4, /* "Up to 4 sequences" (the chat completions reference) */
     .reasoning = true,
+    .output_format = true,
     .decode_payload = rein__openai_payload,
     .decode_body = rein__openai_body,
     .variant = openai_variant,

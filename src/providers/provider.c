@@ -309,6 +309,7 @@ void rein_model_request_free(rein_model_request *req)
         rein_free(req->api_key);
     }
     json_decref(req->extra);
+    rein__output_release(req);
     curl_slist_free_all(req->headers);
     for (size_t i = 0; i < req->nstop; i++)
         rein_free(req->stop[i]);
@@ -1940,6 +1941,13 @@ static rein_err check_request(const rein_provider *p, const rein_model_request *
         return rein_error_set(err, REIN_EINVAL,
                               "the %s wire takes at most %zu stop sequences, not %zu", w->name,
                               w->stop_max, req->nstop);
+    /* a structured answer asked of a wire that cannot ask for one would come back as plain
+     * text with nothing said (decision 0100) */
+    if (req->output != REIN_OUTPUT_TEXT && !w->output_format)
+        return rein_error_set(err, REIN_EINVAL,
+                              "the %s wire has no output format: the provider \"%s\" cannot ask "
+                              "for a JSON answer",
+                              w->name, rein_provider_name(p));
     return REIN_OK;
 }
 

@@ -656,6 +656,9 @@ struct rein__wire {
     /* the sampling settings a model takes (REIN_SAMPLING_*), thinking or not; NULL: every one,
      * as most do */
     unsigned (*sampling)(const char *model, bool thinks);
+    /* writes the request's output format (output.c); a request with one is refused by a
+     * wire that does not */
+    bool output_format;
     /* ---- decoding: every payload of a stream (an SSE data field or a line, with the SSE
      * event name or NULL), the whole body of a reply that is not streamed, what is left to
      * settle before the reply ends (may be NULL), and the wire's own decoder state in
@@ -787,6 +790,12 @@ struct rein_model_request {
     int parallel; /* -1 unset */
     enum rein_reasoning reasoning;
     int64_t reasoning_budget; /* thinking tokens; 0: from the effort */
+    /* rein_model_request_set_output_format (output.c): the kind, the schema's name (NULL:
+     * "output") and compact text (NULL unless REIN_OUTPUT_JSON_SCHEMA), owned */
+    enum rein_output_kind output;
+    char *output_name;
+    char *output_schema;
+    bool output_strict;
     bool stream;
     rein_cancel *cancel;
     rein_model_event_fn fn;
@@ -1075,6 +1084,26 @@ const char *rein__openai_effort(enum rein_reasoning e);
 /* The call (borrowed) a tool result at i answers, by id, from the last assistant message
  * before it (as far as an encode_in hook may look), or NULL. */
 const json_t *rein__history_answered_call(const rein_history *h, size_t i, const char *id);
+/*
+ * The request's output format in each wire's words (output.c, decision 0100); each writes
+ * nothing when the request asks for none, when the wire has no form for the kind (a JSON object
+ * on Anthropic and Bedrock), or when the request's extra holds the wire's own member.
+ * OpenAI chat: "response_format": {...}. Responses: "text": {"format": {...}}. Ollama:
+ * "format": schema or "json". Bedrock: "outputConfig": {"textFormat": {...}}.
+ */
+void rein__jw_output_openai(struct rein_jw *jw, const rein_model_request *req);
+void rein__jw_output_responses(struct rein_jw *jw, const rein_model_request *req);
+void rein__jw_output_ollama(struct rein_jw *jw, const rein_model_request *req);
+void rein__jw_output_bedrock(struct rein_jw *jw, const rein_model_request *req);
+/* Anthropic's one "output_config": the thinking's effort (rein__claude_thinking's, NULL: none)
+ * and the answer's "format", either or both, or nothing. */
+void rein__jw_anthropic_output_config(struct rein_jw *jw, const char *effort,
+                                      const rein_model_request *req);
+/* Gemini writes its members inside generationConfig: whether there are any, and them
+ * ("responseMimeType", "responseJsonSchema"). */
+bool rein__output_gemini_has(const rein_model_request *req);
+void rein__jw_output_gemini(struct rein_jw *jw, const rein_model_request *req);
+void rein__output_release(rein_model_request *req);
 /* "reasoning_effort": word (OpenAI chat's) when the request asks for reasoning. */
 void rein__jw_reasoning_effort(struct rein_jw *jw, const rein_provider *p,
                                const rein_model_request *req);

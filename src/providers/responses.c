@@ -1169,6 +1169,7 @@ static rein_err responses_build_body(rein_provider *p, const rein_model_request 
         jw_member(&w, "effort", rein__openai_effort(effort));
         rein_jw_obj_end(&w);
     }
+    rein__jw_output_responses(&w, req);
     rein__jw_extra(&w, req);
     rein_jw_obj_end(&w);
     rc = rein_jw_finish(&w);
@@ -1184,6 +1185,7 @@ const struct rein__wire rein__wire_responses = {
     .stop_max = 0, /* the Responses API has no stop field */
     .reasoning = true,
     .sampling = rein__openai_sampling,
+    .output_format = true,
     .decode_payload = responses_payload,
     .decode_body = responses_body,
     .decode_end = responses_end,

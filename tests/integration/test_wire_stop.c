@@ -732,8 +732,9 @@ static void test_claude_effort_and_the_callers_output_config(void **state)
     json_t *b;
 
     (void)state;
+    /* (an object schema says additionalProperties false, as Anthropic requires) */
     extra_text = "{\"output_config\": {\"format\": {\"type\": \"json_schema\", \"schema\": "
-                 "{\"type\": \"object\"}}}}";
+                 "{\"type\": \"object\", \"additionalProperties\": false}}}}";
     {
         struct ask a = {"claude-opus-4-7", REIN_REASONING_HIGH, 0, 0};
         asking = &a;
@@ -741,7 +742,8 @@ static void test_claude_effort_and_the_callers_output_config(void **state)
     }
     assert_at(b, "thinking", "{\"type\": \"adaptive\"}");
     assert_at(b, "output_config",
-              "{\"format\": {\"type\": \"json_schema\", \"schema\": {\"type\": \"object\"}}}");
+              "{\"format\": {\"type\": \"json_schema\", \"schema\": {\"type\": \"object\", "
+              "\"additionalProperties\": false}}}");
     json_decref(b);
     b = sent_body("openai", "reasoning_effort", "max", NULL);
     assert_at(b, "reasoning_effort", "\"xhigh\"");
@@ -796,6 +798,214 @@ static void test_sampling_settings_by_model(void **state)
     }
 }
 
+/* ---------------------------------------------------------------------------------------
+ * The answer's form (rein_model_request_set_output_format, decision 0100)
+ */
+
+static const char PERSON[] = "{\"type\": \"object\", \"properties\": {\"name\": {\"type\": "
+                             "\"string\"}, \"age\": {\"type\": \"integer\"}}, \"required\": "
+                             "[\"name\", \"age\"], \"additionalProperties\": false}";
+static enum rein_output_kind out_kind;
+
+static void out_set(rein_model_request *req)
+{
+    json_t *schema = json_loads(PERSON, 0, NULL);
+
+    assert_non_null(schema);
+    assert_rein_ok(rein_model_request_set_output_format(req, out_kind, "person", schema, true),
+                   NULL);
+    json_decref(schema); /* the request keeps its own copy */
+}
+
+static json_t *out_body(const char *preset, enum rein_output_kind kind)
+{
+    out_kind = kind;
+    return sent_body(preset, NULL, NULL, out_set);
+}
+
+/* Each wire's own words for a schema; the model server refuses each wire's wrong shape (a
+ * missing name, a schema Bedrock wants as a string, a mime type Gemini needs beside it). */
+static void test_each_wire_writes_the_output_schema_in_its_own_words(void **state)
+{
+    json_t *b;
+    char *text;
+
+    (void)state;
+    b = out_body("openai", REIN_OUTPUT_JSON_SCHEMA);
+    assert_at(b, "response_format.type", "\"json_schema\"");
+    assert_at(b, "response_format.json_schema.name", "\"person\"");
+    assert_at(b, "response_format.json_schema.strict", "true");
+    assert_at(b, "response_format.json_schema.schema", PERSON);
+    json_decref(b);
+    b = out_body("openai-responses", REIN_OUTPUT_JSON_SCHEMA);
+    assert_at(b, "text.format.type", "\"json_schema\"");
+    assert_at(b, "text.format.name", "\"person\"");
+    assert_at(b, "text.format.strict", "true");
+    assert_at(b, "text.format.schema", PERSON);
+    assert_null(json_object_get(b, "response_format"));
+    json_decref(b);
+    b = out_body("anthropic", REIN_OUTPUT_JSON_SCHEMA);
+    assert_at(b, "output_config.format.type", "\"json_schema\"");
+    assert_at(b, "output_config.format.schema", PERSON);
+    assert_null(json_object_get(b, "response_format"));
+    json_decref(b);
+    b = out_body("gemini", REIN_OUTPUT_JSON_SCHEMA);
+    assert_at(b, "generationConfig.responseMimeType", "\"application/json\"");
+    assert_at(b, "generationConfig.responseJsonSchema", PERSON);
+    json_decref(b);
+    b = out_body("bedrock", REIN_OUTPUT_JSON_SCHEMA);
+    assert_at(b, "outputConfig.textFormat.type", "\"json_schema\"");
+    assert_at(b, "outputConfig.textFormat.structure.jsonSchema.name", "\"person\"");
+    text = json_dumps(test_json_at(b, "outputConfig.textFormat.structure.jsonSchema.schema"),
+                      JSON_ENCODE_ANY);
+    assert_non_null(text);
+    {
+        /* a string holding the schema's text */
+        json_t *inner = json_loads(json_string_value(test_json_at(
+                                       b, "outputConfig.textFormat.structure.jsonSchema.schema")),
+                                   0, NULL);
+        json_t *want = json_loads(PERSON, 0, NULL);
+        assert_true(json_equal(inner, want));
+        json_decref(inner);
+        json_decref(want);
+    }
+    free(text);
+    json_decref(b);
+    b = out_body("ollama", REIN_OUTPUT_JSON_SCHEMA);
+    assert_at(b, "format", PERSON);
+    json_decref(b);
+}
+
+/* A JSON object without a schema: OpenAI's JSON mode, Gemini's mime type, Ollama's "json";
+ * Anthropic and Bedrock have no JSON mode and write nothing. */
+static void test_each_wire_writes_json_object_or_nothing(void **state)
+{
+    json_t *b;
+
+    (void)state;
+    b = out_body("openai", REIN_OUTPUT_JSON_OBJECT);
+    assert_at(b, "response_format", "{\"type\": \"json_object\"}");
+    json_decref(b);
+    b = out_body("openai-responses", REIN_OUTPUT_JSON_OBJECT);
+    assert_at(b, "text", "{\"format\": {\"type\": \"json_object\"}}");
+    json_decref(b);
+    b = out_body("gemini", REIN_OUTPUT_JSON_OBJECT);
+    assert_at(b, "generationConfig", "{\"responseMimeType\": \"application/json\"}");
+    json_decref(b);
+    b = out_body("ollama", REIN_OUTPUT_JSON_OBJECT);
+    assert_at(b, "format", "\"json\"");
+    json_decref(b);
+    b = out_body("anthropic", REIN_OUTPUT_JSON_OBJECT);
+    assert_null(json_object_get(b, "output_config"));
+    json_decref(b);
+    b = out_body("bedrock", REIN_OUTPUT_JSON_OBJECT);
+    assert_null(json_object_get(b, "outputConfig"));
+    json_decref(b);
+    /* and text, the default, writes nothing anywhere */
+    b = out_body("openai", REIN_OUTPUT_TEXT);
+    assert_null(json_object_get(b, "response_format"));
+    json_decref(b);
+    b = out_body("gemini", REIN_OUTPUT_TEXT);
+    assert_null(json_object_get(b, "generationConfig"));
+    json_decref(b);
+}
+
+/* The caller's own member of the wire's name wins, written once. */
+static void out_extra(rein_model_request *req)
+{
+    json_t *x = json_loads(extra_text, 0, NULL);
+
+    out_set(req);
+    rein_model_request_set_extra(req, x);
+    json_decref(x);
+}
+
+static void test_output_format_written_by_the_caller_wins(void **state)
+{
+    json_t *b;
+
+    (void)state;
+    out_kind = REIN_OUTPUT_JSON_SCHEMA;
+    extra_text = "{\"response_format\": {\"type\": \"json_object\"}}";
+    b = sent_body("openai", NULL, NULL, out_extra);
+    assert_at(b, "response_format", "{\"type\": \"json_object\"}");
+    json_decref(b);
+    extra_text = "{\"output_config\": {\"format\": {\"type\": \"json_schema\", \"schema\": "
+                 "{\"type\": \"string\"}}}}";
+    b = sent_body("anthropic", NULL, NULL, out_extra);
+    assert_at(b, "output_config.format.schema", "{\"type\": \"string\"}");
+    json_decref(b);
+    extra_text = "{\"generationConfig\": {\"responseMimeType\": \"text/x.enum\", "
+                 "\"responseSchema\": {\"type\": \"STRING\", \"enum\": [\"a\", \"b\"]}}}";
+    b = sent_body("gemini", NULL, NULL, out_extra);
+    assert_at(b, "generationConfig.responseMimeType", "\"text/x.enum\"");
+    assert_null(test_json_at(b, "generationConfig.responseJsonSchema"));
+    json_decref(b);
+}
+
+/* Claude 4.6 on: the thinking's effort and the answer's form share one output_config. */
+static void out_and_effort(rein_model_request *req)
+{
+    assert_rein_ok(rein_model_request_set_model(req, "claude-sonnet-4-6"), NULL);
+    rein_model_request_set_reasoning(req, REIN_REASONING_LOW, 0);
+    out_set(req);
+}
+
+static void test_claude_effort_and_format_share_output_config(void **state)
+{
+    json_t *b;
+
+    (void)state;
+    out_kind = REIN_OUTPUT_JSON_SCHEMA;
+    b = sent_body("anthropic", NULL, NULL, out_and_effort); /* duplicates refused */
+    assert_at(b, "thinking", "{\"type\": \"adaptive\"}");
+    {
+        char want[512];
+        snprintf(want, sizeof(want),
+                 "{\"effort\": \"low\", \"format\": {\"type\": \"json_schema\", \"schema\": %s}}",
+                 PERSON);
+        assert_at(b, "output_config", want);
+    }
+    json_decref(b);
+    /* on Bedrock the effort stays in Claude's own fields, the form in Converse's */
+    b = sent_body("bedrock", NULL, NULL, out_and_effort);
+    assert_at(b, "outputConfig.textFormat.type", "\"json_schema\"");
+    json_decref(b);
+}
+
+/* A wire with no output format refuses the request before anything is sent, naming itself;
+ * the setter refuses a schema that is no object. */
+static void test_output_format_refused_where_the_wire_has_none(void **state)
+{
+    struct pfx f;
+    json_t *arr = json_array();
+
+    (void)state;
+    fx_start(&f);
+    fx_provider(&f, "dashscope-native");
+    assert_int_equal(
+        rein_model_request_set_output_format(f.req, REIN_OUTPUT_JSON_SCHEMA, "x", arr, false),
+        REIN_EINVAL);
+    assert_int_equal(
+        rein_model_request_set_output_format(f.req, REIN_OUTPUT_JSON_SCHEMA, "x", NULL, false),
+        REIN_EINVAL);
+    out_kind = REIN_OUTPUT_JSON_OBJECT;
+    out_set(f.req);
+    assert_int_equal(rein_provider_prepare(f.p, f.req, &f.err), REIN_EINVAL);
+    assert_non_null(strstr(f.err.msg, "dashscope"));
+    assert_non_null(strstr(f.err.msg, "no output format"));
+    assert_int_equal(pfx_send(&f), REIN_EINVAL);
+    assert_int_equal(ms_request_count(f.ms), 0);
+    /* unset, the same request goes */
+    assert_rein_ok(rein_model_request_set_output_format(f.req, REIN_OUTPUT_TEXT, NULL, NULL, false),
+                   NULL);
+    rein_model_request_set_stream(f.req, false);
+    assert_rein_ok(ms_script(f.ms, "[{\"text\": \"fine\"}]", false, &f.err), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
+    json_decref(arr);
+    pfx_stop(&f);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_each_wire_sends_stop_sequences_under_its_own_name),
     cmocka_unit_test(test_no_stop_sequences_no_member),
@@ -815,6 +1025,11 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_claude_adaptive_thinking_and_effort),
     cmocka_unit_test(test_claude_effort_and_the_callers_output_config),
     cmocka_unit_test(test_sampling_settings_by_model),
+    cmocka_unit_test(test_each_wire_writes_the_output_schema_in_its_own_words),
+    cmocka_unit_test(test_each_wire_writes_json_object_or_nothing),
+    cmocka_unit_test(test_output_format_written_by_the_caller_wins),
+    cmocka_unit_test(test_output_format_refused_where_the_wire_has_none),
+    cmocka_unit_test(test_claude_effort_and_format_share_output_config),
 };
 
 REIN_TEST_MAIN(tests)

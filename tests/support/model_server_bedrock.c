@@ -414,6 +414,36 @@ static bool bd_messages_ok(const json_t *msgs, bool *tools_used, struct ms_verdi
     return ok;
 }
 
+/* outputConfig.textFormat (OutputFormat): type json_schema and a structure whose jsonSchema
+ * holds the schema as a string (JsonSchemaDefinition), which must be a JSON object's text. */
+static bool bd_output_ok(const json_t *oc, struct ms_verdict *v)
+{
+    const json_t *tf = json_object_get(oc, "textFormat");
+    const json_t *js = json_object_get(json_object_get(tf, "structure"), "jsonSchema");
+    const char *schema = bd_str(js, "schema");
+    json_t *parsed;
+    bool ok;
+
+    if (!oc)
+        return true;
+    if (!tf || !bd_str(tf, "type") || strcmp(bd_str(tf, "type"), "json_schema") != 0)
+        return bd_fail(v, 400, "ValidationException",
+                       "1 validation error detected: Value at 'outputConfig.textFormat.type' "
+                       "failed to satisfy constraint: Member must satisfy enum value set: "
+                       "[json_schema]");
+    if (!schema)
+        return bd_fail(v, 400, "ValidationException",
+                       "Malformed input request: outputConfig.textFormat.structure.jsonSchema."
+                       "schema: a string is required");
+    parsed = json_loads(schema, 0, NULL);
+    ok = json_is_object(parsed);
+    json_decref(parsed);
+    if (!ok)
+        return bd_fail(v, 400, "ValidationException",
+                       "The JSON schema in outputConfig is not valid JSON");
+    return true;
+}
+
 /* Every member of o is one of the n names of top. */
 static bool bd_members_ok(const json_t *o, const char *const *top, size_t n, struct ms_verdict *v)
 {
@@ -466,7 +496,7 @@ static bool bd_converse_ok(json_t *body, struct ms_verdict *v)
     }
     if (tc && !json_array_size(json_object_get(tc, "tools")))
         return bd_fail(v, 400, "ValidationException", "toolConfig.tools must not be empty");
-    return true;
+    return bd_output_ok(json_object_get(body, "outputConfig"), v);
 }
 
 bool ms__bd_check_body(json_t *body, struct ms_verdict *v)
@@ -475,7 +505,8 @@ bool ms__bd_check_body(json_t *body, struct ms_verdict *v)
                                       "inferenceConfig", "toolConfig",
                                       "guardrailConfig", "additionalModelRequestFields",
                                       "promptVariables", "additionalModelResponseFieldPaths",
-                                      "requestMetadata", "performanceConfig"};
+                                      "requestMetadata", "performanceConfig",
+                                      "outputConfig"};
 
     return bd_members_ok(body, top, REIN_ARRAY_SIZE(top), v) && bd_converse_ok(body, v);
 }

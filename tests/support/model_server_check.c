@@ -66,6 +66,11 @@ bool ms__verdict_set(struct ms_verdict *v, int status, const char *type, const c
 #define OL_FAIL(v, ...) fail((v), 400, "", NULL, NULL, __VA_ARGS__)
 #define DS_FAIL(v, ...) fail((v), 400, "", "InvalidParameter", NULL, __VA_ARGS__)
 
+/* Each wire's answer form (decision 0100), below. */
+static bool oa_check_format(const json_t *f, bool nested, const char *param, struct ms_verdict *v);
+static bool an_check_output(const json_t *body, struct ms_verdict *v);
+static bool ol_check_format(const json_t *f, struct ms_verdict *v);
+
 static const char *oa_type(const json_t *v)
 {
     if (!v) /* a member that is not there: json_typeof reads through its pointer */
@@ -549,6 +554,9 @@ static bool oa_check_body(const json_t *body, struct ms_verdict *v)
         !json_is_null(json_object_get(body, "stream_options")) && !json_is_true(stream))
         return OA_FAIL(v, NULL, rein_strdup("stream_options"),
                        "The 'stream_options' parameter is only allowed when 'stream' is enabled.");
+    if (json_object_get(body, "response_format") &&
+        !oa_check_format(json_object_get(body, "response_format"), true, "response_format", v))
+        return false;
     return oa_check_stop(json_object_get(body, "stop"), v);
 }
 
@@ -897,7 +905,7 @@ static bool an_check_params(const json_t *body, struct ms_verdict *v)
     if (json_object_get(body, "stop"))
         return AN_FAIL(v, "stop: Extra inputs are not permitted");
     if (!an_check_thinking(json_string_value(model), body, v) ||
-        !an_check_sampling(json_string_value(model), body, v))
+        !an_check_sampling(json_string_value(model), body, v) || !an_check_output(body, v))
         return false;
     if (json_is_integer(budget) && json_integer_value(budget) < 1024)
         return AN_FAIL(v, "thinking.enabled.budget_tokens: Input should be greater than or equal "
@@ -954,6 +962,8 @@ static bool ol_check_body(const json_t *body, struct ms_verdict *v)
                        rein_json_type_name(body));
     if (!json_is_string(json_object_get(body, "model")) || !*str_of(body, "model"))
         return OL_FAIL(v, "model is required");
+    if (!ol_check_format(json_object_get(body, "format"), v))
+        return false;
     if (msgs && !json_is_array(msgs) && !json_is_null(msgs))
         return OL_FAIL(v,
                        "json: cannot unmarshal %s into Go struct field ChatRequest.messages "
@@ -1043,6 +1053,137 @@ static bool ds_check_body(const json_t *body, struct ms_verdict *v)
     if (json_object_get(params, "tools") && (!format || strcmp(format, "message") != 0))
         return DS_FAIL(v, "tools require parameters.result_format \"message\"");
     return true;
+}
+
+/* ---- output formats (decision 0100) ------------------------------------------------- */
+
+static bool rs_strict_schema(const json_t *s, const char *fn, struct ms_verdict *v);
+
+/* OpenAI's format object, checked as both APIs word it: chat's response_format nests name,
+ * schema and strict under json_schema; the Responses API's text.format has them beside the
+ * type. A name matches ^[a-zA-Z0-9_-]+$, at most 64; strict holds the schema to strict mode. */
+static bool oa_check_format(const json_t *f, bool nested, const char *param, struct ms_verdict *v)
+{
+    const char *type = str_of(f, "type");
+    const json_t *js = nested ? json_object_get(f, "json_schema") : f;
+    const char *name = str_of(js, "name");
+
+    if (!json_is_object(f))
+        return OA_FAIL(v, "invalid_type", rein_strdup(param),
+                       "Invalid type for '%s': expected an object, but got %s instead.", param,
+                       oa_type(f));
+    if (!type)
+        return OA_FAIL(v, "missing_required_parameter", rein_asprintf("%s.type", param),
+                       "Missing required parameter: '%s.type'.", param);
+    if (strcmp(type, "text") == 0 || strcmp(type, "json_object") == 0)
+        return true;
+    if (strcmp(type, "json_schema") != 0)
+        return OA_FAIL(v, "invalid_value", rein_asprintf("%s.type", param),
+                       "Invalid value: '%s'. Supported values are: 'text', 'json_object', and "
+                       "'json_schema'.",
+                       type);
+    if (!json_is_object(js))
+        return OA_FAIL(v, "missing_required_parameter", rein_asprintf("%s.json_schema", param),
+                       "Missing required parameter: '%s.json_schema'.", param);
+    if (!name)
+        return OA_FAIL(v, "missing_required_parameter",
+                       rein_asprintf("%s%s.name", param, nested ? ".json_schema" : ""),
+                       "Missing required parameter: '%s%s.name'.", param,
+                       nested ? ".json_schema" : "");
+    if (!name_ok(name, 64))
+        return OA_FAIL(v, "invalid_value",
+                       rein_asprintf("%s%s.name", param, nested ? ".json_schema" : ""),
+                       "Invalid '%s%s.name': string does not match pattern. Expected a string "
+                       "that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+                       param, nested ? ".json_schema" : "");
+    if (json_object_get(js, "schema") && !json_is_object(json_object_get(js, "schema")))
+        return OA_FAIL(v, "invalid_type",
+                       rein_asprintf("%s%s.schema", param, nested ? ".json_schema" : ""),
+                       "Invalid type for '%s%s.schema': expected an object, but got %s instead.",
+                       param, nested ? ".json_schema" : "", oa_type(json_object_get(js, "schema")));
+    if (json_is_true(json_object_get(js, "strict")))
+        return rs_strict_schema(json_object_get(js, "schema"), name, v);
+    return true;
+}
+
+/* Anthropic's structured outputs: every object schema says additionalProperties false. */
+static bool an_closed_objects(const json_t *s)
+{
+    static const char *const subs[] = {"items", "anyOf",       "allOf",
+                                       "$defs", "definitions", "properties"};
+    const char *type = str_of(s, "type"), *k;
+    json_t *x;
+    size_t i;
+
+    if (!json_is_object(s))
+        return true;
+    if ((json_object_get(s, "properties") || (type && strcmp(type, "object") == 0)) &&
+        !json_is_false(json_object_get(s, "additionalProperties")))
+        return false;
+    for (size_t j = 0; j < REIN_ARRAY_SIZE(subs); j++) {
+        const json_t *sub = json_object_get(s, subs[j]);
+        if (json_is_array(sub)) {
+            json_array_foreach(sub, i, x)
+            {
+                if (!an_closed_objects(x))
+                    return false;
+            }
+        } else if (j >= 3) {
+            json_object_foreach((json_t *)sub, k, x)
+            {
+                if (!an_closed_objects(x))
+                    return false;
+            }
+        } else if (!an_closed_objects(sub)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Anthropic's output_config: format {"type": "json_schema", "schema": {...}} (and effort);
+ * OpenAI's response_format is an extra input. */
+static bool an_check_output(const json_t *body, struct ms_verdict *v)
+{
+    const json_t *oc = json_object_get(body, "output_config");
+    const json_t *f = json_object_get(oc, "format");
+    const char *k;
+    json_t *x;
+
+    if (json_object_get(body, "response_format"))
+        return AN_FAIL(v, "response_format: Extra inputs are not permitted");
+    if (!oc)
+        return true;
+    if (!json_is_object(oc))
+        return AN_FAIL(v, "output_config: Input should be a valid dictionary");
+    json_object_foreach((json_t *)oc, k, x)
+    {
+        if (strcmp(k, "format") != 0 && strcmp(k, "effort") != 0)
+            return AN_FAIL(v, "output_config.%s: Extra inputs are not permitted", k);
+    }
+    if (!f || json_is_null(f))
+        return true;
+    if (!json_is_object(f))
+        return AN_FAIL(v, "output_config.format: Input should be a valid dictionary");
+    if (!str_of(f, "type") || strcmp(str_of(f, "type"), "json_schema") != 0)
+        return AN_FAIL(v, "output_config.format.type: Input should be 'json_schema'");
+    if (!json_is_object(json_object_get(f, "schema")))
+        return AN_FAIL(v, "output_config.format.schema: Field required");
+    if (!an_closed_objects(json_object_get(f, "schema")))
+        return AN_FAIL(v, "output_config.format.schema: For 'object' type, "
+                          "'additionalProperties' must be explicitly set to false");
+    return true;
+}
+
+/* Ollama's format: "json" or a JSON schema. */
+static bool ol_check_format(const json_t *f, struct ms_verdict *v)
+{
+    if (!f || json_is_null(f) || json_is_object(f) ||
+        (json_is_string(f) &&
+         (strcmp(json_string_value(f), "json") == 0 || json_string_length(f) == 0)))
+        return true;
+    return OL_FAIL(v, "invalid format: %s; expected \"json\" or a valid JSON schema",
+                   rein_json_type_name(f));
 }
 
 /* ---- OpenAI Responses ---------------------------------------------------------------- */
@@ -1285,6 +1426,14 @@ static bool rs_check_body(const json_t *body, struct ms_verdict *v)
                        "Unknown parameter: 'messages'.");
     if (json_object_get(body, "stop"))
         return OA_FAIL(v, "unknown_parameter", rein_strdup("stop"), "Unknown parameter: 'stop'.");
+    if (json_object_get(body, "response_format"))
+        return OA_FAIL(v, "unknown_parameter", rein_strdup("response_format"),
+                       "Unsupported parameter: 'response_format'. In the Responses API, this "
+                       "parameter has moved to 'text.format'. Try again with the new parameter.");
+    if (json_object_get(json_object_get(body, "text"), "format") &&
+        !oa_check_format(json_object_get(json_object_get(body, "text"), "format"), false,
+                         "text.format", v))
+        return false;
     if (json_object_get(body, "max_tokens"))
         return OA_FAIL(v, "unknown_parameter", rein_strdup("max_tokens"),
                        "Unsupported parameter: 'max_tokens'. In the Responses API, this parameter "

@@ -256,6 +256,37 @@ static bool gm_contents_ok(const json_t *contents, struct ms_verdict *v)
     return true;
 }
 
+/* GenerationConfig's answer form: a response schema (responseSchema, the OpenAPI subset, or
+ * responseJsonSchema, JSON Schema; not both) needs a JSON or enum responseMimeType. */
+static bool gm_output_ok(const json_t *gc, struct ms_verdict *v)
+{
+    static const char *const mimes[] = {"text/plain", "application/json", "application/xml",
+                                        "application/yaml", "text/x.enum"};
+    const char *mime = gm_str_of(gc, "responseMimeType");
+    bool schema = json_object_get(gc, "responseSchema") != NULL;
+    bool js = json_object_get(gc, "responseJsonSchema") != NULL;
+    bool known = !mime;
+
+    for (size_t i = 0; mime && i < REIN_ARRAY_SIZE(mimes); i++)
+        known = known || strcmp(mime, mimes[i]) == 0;
+    if (!known)
+        return gm_bad(v, "* GenerateContentRequest.generation_config.response_mime_type: "
+                         "allowed mimetypes are `text/plain`, `application/json`, "
+                         "`application/xml`, `application/yaml` and `text/x.enum`.");
+    if (schema && js)
+        return gm_bad(v, "responseSchema and responseJsonSchema cannot both be set");
+    if ((schema || js) &&
+        (!mime || (strcmp(mime, "application/json") != 0 && strcmp(mime, "text/x.enum") != 0)))
+        return gm_bad(v, "* GenerateContentRequest.generation_config.response_mime_type: "
+                         "response_mime_type must be one of the following: [application/json, "
+                         "text/x.enum] when response_schema is set.");
+    if (js && !json_is_object(json_object_get(gc, "responseJsonSchema")) &&
+        !json_is_boolean(json_object_get(gc, "responseJsonSchema")))
+        return gm_bad(v, "Invalid value at 'generation_config.response_json_schema'");
+    return !schema || gm_schema_ok(json_object_get(gc, "responseSchema"),
+                                   "generation_config.response_schema", v);
+}
+
 bool ms__gm_check_body(json_t *body, struct ms_verdict *v)
 {
     static const char *const top[] = {
@@ -278,7 +309,8 @@ bool ms__gm_check_body(json_t *body, struct ms_verdict *v)
                           k);
     }
     if (!gm_contents_ok(json_object_get(body, "contents"), v) ||
-        !gm_tools_ok(json_object_get(body, "tools"), v))
+        !gm_tools_ok(json_object_get(body, "tools"), v) ||
+        !gm_output_ok(json_object_get(body, "generationConfig"), v))
         return false;
     /* GenerationConfig.stopSequences: "The set of character sequences (up to 5)". */
     if (json_array_size(stop) > 5)
