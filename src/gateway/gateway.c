@@ -781,9 +781,17 @@ static rein_err upstream_extra(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
                             : read_as ? json_object_get(c->conv_extra, "unsupported")
                                       : r->unsupported;
 
-    if (!own && !read_as &&
-        !(strcmp(wire, rein__gw_responses.name) == 0 &&
-          strcmp(rein__gw_body_wire(c), rein__gw_openai.name) == 0))
+    bool chat_to_responses = strcmp(wire, rein__gw_responses.name) == 0 &&
+                             strcmp(rein__gw_body_wire(c), rein__gw_openai.name) == 0;
+    rein_err out_rc;
+
+    /* the answer's form: the neutral request's for another wire (a chat client's goes to a
+     * Responses upstream in its own shape, below), checked for every one (decision 0100);
+     * before the reasoning, which takes what an Anthropic output_config holds beside it */
+    out_rc = rein__gw_output(c, !own && !read_as && !chat_to_responses, bad);
+    if (out_rc)
+        return out_rc;
+    if (!own && !read_as && !chat_to_responses)
         rein__gw_reasoning(c);
     if (!own && rein__gw_sampling(c))
         return REIN_ENOMEM;
@@ -962,10 +970,29 @@ static rein_err hand_out(struct rein__gw_ctx *c, size_t i, const rein_model_call
     return REIN_OK;
 }
 
+/* The round's text held back from the stream goes out (decision 0100): its answer was
+ * checked, or it goes with calls (which are checked as calls, not as an answer), and the
+ * rest of the round's text follows it as it comes. */
+static void release_held(struct rein__gw_ctx *c)
+{
+    c->hold = false;
+    if (!c->held.len)
+        return;
+    if (c->session && rein_buf_add(&c->streamed, c->held.ptr, c->held.len))
+        c->sink_rc = REIN_ENOMEM;
+    else
+        (void)c->wire->s_text(c, REIN_MEV_TEXT_DELTA, c->held.ptr, c->held.len);
+    rein_buf_reset(&c->held);
+}
+
 static void on_call(struct rein__gw_ctx *c, const rein_model_call *call)
 {
     size_t i;
-    rein_err rc = rein__gw_check(c, call, &i);
+    rein_err rc;
+
+    if (c->hold)
+        release_held(c);
+    rc = rein__gw_check(c, call, &i);
 
     if (rc) {
         c->sink_rc = c->sink_rc ? c->sink_rc : rc;
@@ -992,6 +1019,11 @@ static void on_event(const struct rein_model_event *ev, void *userdata)
     case REIN_MEV_REFUSAL_DELTA:
         if (!c->streaming)
             break;
+        if (ev->type == REIN_MEV_TEXT_DELTA && c->hold) {
+            if (rein_buf_add(&c->held, ev->text, ev->len))
+                c->sink_rc = REIN_ENOMEM;
+            break;
+        }
         /* what the client got is kept for the record only (reply_message in record.c) */
         if (ev->type == REIN_MEV_TEXT_DELTA && c->session &&
             rein_buf_add(&c->streamed, ev->text, ev->len))
@@ -1194,6 +1226,49 @@ static rein_err run_server_calls(struct rein__gw_ctx *c)
 
 /* ---- the rounds --------------------------------------------------------------------------------- */
 
+/*
+ * Whether the round's answer (a reply without calls) follows the form the client asked for
+ * (decision 0100); its problem is noted for the "rein" member. A refusal (OpenAI's, with no
+ * text) is the model's documented way out and is not checked. *reask (new) is what the model
+ * reads when asked again. REIN_ENOMEM.
+ */
+static rein_err answer_follows(struct rein__gw_ctx *c, const rein_model_response *r, bool *ok,
+                               char **reask)
+{
+    const char *text = rein_model_response_text(r);
+    const char *refusal = rein_model_response_refusal(r);
+    json_t *problem = NULL;
+    rein_err rc;
+
+    *ok = true;
+    *reask = NULL;
+    if (c->nrc || c->output.kind == REIN_OUTPUT_TEXT || (!text[0] && refusal && refusal[0]))
+        return REIN_OK;
+    rc = rein__gw_output_check(&c->output, text, strlen(text), &problem, reask);
+    if (rc || !problem)
+        return rc;
+    *ok = false;
+    if (!c->problems)
+        c->problems = json_array();
+    if (!c->problems || json_object_set_new(problem, "round", json_integer(c->round))) {
+        json_decref(problem);
+        return REIN_ENOMEM;
+    }
+    /* taken even when it fails */
+    return json_array_append_new(c->problems, problem) ? REIN_ENOMEM : REIN_OK;
+}
+
+/* An answer that did not follow the form joins the conversation with what to fix. */
+static rein_err append_reask(struct rein__gw_ctx *c, const rein_model_response *resp,
+                             const char *reask)
+{
+    json_t *msg = rein_model_response_message(resp);
+    rein_err rc = msg ? rein_history_append(c->req.h, msg, NULL) : REIN_ENOMEM;
+
+    json_decref(msg);
+    return rc ? rc : rein_history_add_user(c->req.h, reask);
+}
+
 static void count(const struct rein__gw_ctx *c, size_t *valid, size_t *invalid, size_t *server)
 {
     *valid = *invalid = *server = 0;
@@ -1236,10 +1311,17 @@ static int rounds(struct rein__gw_ctx *c)
         rein_model_response *resp = NULL;
         size_t valid, invalid, server;
         int64_t t0 = rein_now_ms();
+        char *reask = NULL;
+        bool follows;
         rein_error err;
         rein_err rc;
 
         round_reset(c);
+        /* a structured answer streams once it is checked; under pass it streams at once and
+         * its problem is named afterwards (decision 0100) */
+        c->hold =
+            c->streaming && c->output.kind != REIN_OUTPUT_TEXT && c->o.policy != REIN_GATEWAY_PASS;
+        rein_buf_reset(&c->held);
         rein_error_clear(&err);
         rc = rein_provider_send(c->g->provider, c->mreq, c->req.h, &resp, &err);
         queue_stream(c);
@@ -1261,6 +1343,36 @@ static int rounds(struct rein__gw_ctx *c)
         rein_model_response_free(c->last);
         c->last = resp;
         count(c, &valid, &invalid, &server);
+        if (answer_follows(c, resp, &follows, &reask) != REIN_OK) {
+            answer_errorf(c, 500, NULL, "out of memory");
+            return 0;
+        }
+        if (!follows && c->o.policy != REIN_GATEWAY_PASS) {
+            if (c->o.policy == REIN_GATEWAY_ERROR || c->reasks >= c->o.max_reasks) {
+                if (c->o.policy == REIN_GATEWAY_ERROR)
+                    answer_errorf(c, 422, NULL,
+                                  "the model's answer does not follow %s (see rein.problems)",
+                                  c->output.member);
+                else
+                    answer_errorf(c, 422, NULL,
+                                  "the model's answer still does not follow %s after %d re-ask%s "
+                                  "(see rein.problems)",
+                                  c->output.member, c->reasks, c->reasks == 1 ? "" : "s");
+                rein_free(reask);
+                return 422;
+            }
+            c->reasks++;
+            rein__gw_record_reask(c);
+            rc = append_reask(c, resp, reask);
+            rein_free(reask);
+            if (rc != REIN_OK) {
+                answer_errorf(c, 500, NULL, "the conversation could not be continued");
+                return 0;
+            }
+            continue;
+        }
+        rein_free(reask);
+        release_held(c);
         if (invalid && c->o.policy == REIN_GATEWAY_PASS) {
             if (server && run_server_calls(c) != REIN_OK)
                 answer_errorf(c, 500, NULL, "a server-side tool call could not run");
@@ -1324,6 +1436,7 @@ static rein_err ctx_init(struct rein__gw_ctx *c, rein_gateway *g,
     rein_buf_init(&c->frame_head, 0);
     rein_buf_init(&c->chunk_head, 0);
     rein_buf_init(&c->streamed, 0);
+    rein_buf_init(&c->held, 0);
     rein_buf_init(&c->up_tools, 0);
     rein_buf_init(&c->logprobs, 0);
     rein_buf_init(&c->rs_text, 0);
@@ -1386,6 +1499,8 @@ static void ctx_release(struct rein__gw_ctx *c)
     rein_buf_release(&c->frame_head);
     rein_buf_release(&c->chunk_head);
     rein_buf_release(&c->streamed);
+    rein_buf_release(&c->held);
+    rein__gw_output_release(&c->output);
     rein_buf_release(&c->up_tools);
     rein_buf_release(&c->logprobs);
     json_decref(c->rs_items);

@@ -572,6 +572,41 @@ struct rein__gw_round_call {
 };
 
 /*
+ * A client's structured-output ask (output.c, decision 0100), read from its wire's words.
+ * kind REIN_OUTPUT_TEXT: none (member is set when the client named text, the default).
+ */
+struct rein__gw_output {
+    enum rein_output_kind kind;
+    const char *member;           /* the client's name for it (static), or NULL */
+    char name[72];                /* the schema's name, when the client gave one */
+    char schema_at[72];           /* the client's name for the schema itself */
+    json_t *schema;               /* the JSON Schema (owned) of a json_schema */
+    bool strict;                  /* OpenAI's strict */
+    struct rein_schema *compiled; /* schema compiled for the answer's check (owned) */
+};
+/* The ask in wire's words from the request's members (pt, borrowed) into o (released first):
+ * REIN_EINVAL with bad filled for a malformed one, REIN_ENOMEM; o is empty on failure. */
+rein_err rein__gw_output_read(const struct rein__gw_wire *wire, const json_t *pt,
+                              struct rein__gw_output *o, struct rein__gw_bad *bad);
+/* Compiles a json_schema ask's schema for the answer's check: REIN_EINVAL with bad filled
+ * for a schema rein's validator refuses. */
+rein_err rein__gw_output_compile(struct rein__gw_output *o, struct rein__gw_bad *bad);
+void rein__gw_output_release(struct rein__gw_output *o);
+/* Checks an answer's text (len bytes) against the ask: REIN_OK with *problem NULL when it
+ * follows it; else *problem (new) is the "rein" member's problem ({output, code
+ * "invalid_output", message, errors [{path, message}]}) and *reask (new, rein_free) what the
+ * model reads on a re-ask. REIN_ENOMEM. */
+rein_err rein__gw_output_check(const struct rein__gw_output *o, const char *text, size_t len,
+                               json_t **problem, char **reask);
+/*
+ * The request's ask into c->output; for an upstream of another wire (other_wire) also into the
+ * upstream request's output format, the members it came in taken off the refused list, a
+ * malformed ask a 400 (REIN_EINVAL with bad). For the client's own wire (whose body goes as
+ * written) a malformed or uncheckable ask is left to the upstream and not checked.
+ */
+rein_err rein__gw_output(struct rein__gw_ctx *c, bool other_wire, struct rein__gw_bad *bad);
+
+/*
  * One request from start to answer. Invariants: out_calls are the calls the client receives (in
  * order, across rounds); streaming is set when the client asked for a stream, started once the
  * stream's first byte went out (from then on errors are stream events); gone once the client
@@ -609,6 +644,11 @@ struct rein__gw_ctx {
     int64_t cached_tokens, cache_write_tokens, reasoning_tokens;
     int reasks;
     json_t *problems, *repairs, *converted, *renamed; /* arrays, created on first use */
+    struct rein__gw_output output;                    /* the answer's form the client asked for */
+    /* A structured answer's text held back from a stream until it is checked (decision
+     * 0100): hold while the round's text is held, held the text so far. */
+    bool hold;
+    struct rein_buf held;
     /* streaming */
     bool streaming, started, gone;
     /* The upstream's kept headers were given to the answer (once: the first round's for a

@@ -266,7 +266,7 @@ static void test_unknown_members(void **state)
     (void)state;
     start();
     /* The same wire: members rein does not read go upstream as they are. */
-    script("[{\"text\":\"ok\"}]");
+    script("[{\"text\":\"{}\"}]");
     chat("{\"model\":\"m\"," USER ",\"seed\":7,\"x_vendor_knob\":{\"a\":[1,2]},\"top_p\":0.5,"
          "\"stop\":\"END\",\"response_format\":{\"type\":\"json_object\"}}",
          NULL, &r);
@@ -317,8 +317,9 @@ static void test_unknown_members(void **state)
     assert_string_equal(
         json_string_value(json_array_get(json_object_get(q->json, "stop_sequences"), 0)), "END");
     assert_null(json_object_get(q->json, "user"));
-    chat("{\"model\":\"m\"," USER ",\"response_format\":{\"type\":\"json_object\"}}", NULL, &r);
-    assert_oa_error(&r, 400, "response_format");
+    /* a structured-output ask crosses (decision 0100); logit_bias has no form there */
+    chat("{\"model\":\"m\"," USER ",\"logit_bias\":{\"50256\":-100}}", NULL, &r);
+    assert_oa_error(&r, 400, "logit_bias");
     assert_non_null(strstr(r.body, "anthropic wire"));
     th_resp_free(&r);
     assert_int_equal(ms_request_count(F->ms), 1);
@@ -3070,13 +3071,14 @@ static void test_responses_members_in_the_chat_wire(void **state)
         "{\"model\":\"m\",\"input\":\"hi\",\"store\":false,\"prompt_cache_key\":\"k1\","
         "\"metadata\":{\"a\":\"b\"},\"reasoning\":{\"effort\":\"low\",\"summary\":\"auto\"},"
         "\"include\":[\"reasoning.encrypted_content\"],\"text\":{\"verbosity\":\"low\","
-        "\"format\":{\"type\":\"json_schema\",\"name\":\"w\",\"schema\":{\"type\":\"object\"},"
-        "\"strict\":true}}}";
+        "\"format\":{\"type\":\"json_schema\",\"name\":\"w\",\"schema\":{\"type\":\"object\","
+        "\"additionalProperties\":false},\"strict\":true}}}";
     static const char plain[] = "{\"model\":\"m\",\"input\":\"hi\",\"store\":false,\"reasoning\":{"
                                 "\"effort\":\"low\"},\"include\":[\"x\"]}";
     const json_t *q;
     json_t *want = json_loads("{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"w\","
-                              "\"schema\":{\"type\":\"object\"},\"strict\":true}}",
+                              "\"schema\":{\"type\":\"object\",\"additionalProperties\":false},"
+                              "\"strict\":true}}",
                               0, NULL);
     struct th_resp r;
 
@@ -3100,11 +3102,16 @@ static void test_responses_members_in_the_chat_wire(void **state)
 
     (void)teardown(state); /* the same, in front of an Anthropic upstream */
     start_with("anthropic", NULL, 0);
-    script("[{\"text\":\"ok\",\"times\":0}]");
+    script("[{\"text\":\"{}\",\"times\":0}]");
     responses(body, &r);
-    assert_int_equal(r.status, 400);
-    assert_string_equal(th_jstr(json_object_get(r.json, "error"), "param"), "text");
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    /* text.format crosses as output_config.format (decision 0100), its verbosity is dropped */
+    assert_non_null(strstr(th_header(&r, "x-rein-dropped"), "\"text.verbosity\""));
     th_resp_free(&r);
+    assert_string_equal(
+        th_jstr(test_json_at(ms_last_request(F->ms)->json, "output_config.format"), "type"),
+        "json_schema");
     responses(plain, &r);
     if (r.status != 200)
         fail_msg("%ld %s", r.status, r.body);
@@ -4814,10 +4821,8 @@ static void test_gemini_client_dropped_and_refused(void **state)
         fail_msg("x-rein-dropped: %s", d ? d : "none");
     th_resp_free(&r);
     assert_null(json_object_get(ms_last_request(F->ms)->json, "thinkingConfig"));
-    gem(GEN,
-        "{" G_USER ",\"generationConfig\":{\"responseMimeType\":\"application/json\","
-        "\"responseSchema\":{\"type\":\"OBJECT\"}}}",
-        NULL, &r);
+    gem(GEN, "{" G_USER ",\"generationConfig\":{\"responseMimeType\":\"application/xml\"}}", NULL,
+        &r);
     assert_gm_error(&r, 400, "INVALID_ARGUMENT", "generationConfig.responseMimeType");
     th_resp_free(&r);
     assert_int_equal(ms_request_count(F->ms), 1);
@@ -5873,6 +5878,333 @@ static void test_tool_media_refusals(void **state)
     assert_int_equal(ms_request_count(F->ms), 0);
 }
 
+/* ---- structured output (decision 0100) ------------------------------------------------------ */
+
+#define PERSON_SCHEMA                                                                              \
+    "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},\"age\":{\"type\":"       \
+    "\"integer\"}},\"required\":[\"name\",\"age\"],\"additionalProperties\":false}"
+#define CHAT_PERSON(extra)                                                                         \
+    "{\"model\":\"m\"," USER extra                                                                 \
+    ",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":"                              \
+    "{\"name\":\"person\",\"strict\":true,\"schema\":" PERSON_SCHEMA "}}}"
+#define ANN "{\\\"name\\\":\\\"Ann\\\",\\\"age\\\":30}"
+
+/* The upstream's body of a request that was answered 200 (path, body, its dropped names). */
+static const json_t *format_sent(const char *path, const char *body, const char **dropped)
+{
+    return reasoning_sent(path, body, dropped);
+}
+
+static void assert_json_at(const json_t *b, const char *at, const char *want_json)
+{
+    json_t *want = json_loads(want_json, JSON_DECODE_ANY, NULL);
+    char *got = json_dumps(test_json_at(b, at), JSON_ENCODE_ANY | JSON_COMPACT);
+
+    assert_non_null(want);
+    if (!json_equal(test_json_at(b, at), want))
+        fail_msg("%s is %s, not %s", at, got ? got : "(absent)", want_json);
+    free(got);
+    json_decref(want);
+}
+
+/*
+ * Each client's structured-output ask reaches an upstream of another wire in that wire's words
+ * (decision 0100): chat's response_format, the Responses API's text.format, Anthropic's
+ * output_config.format, Gemini's responseMimeType with responseSchema or responseJsonSchema.
+ */
+static void test_structured_output_crosses_wires(void **state)
+{
+    const json_t *b;
+    const char *dropped;
+
+    (void)state;
+    start_with("anthropic", NULL, 0);
+    script("[{\"text\":\"" ANN "\"},{\"text\":\"" ANN "\"},{\"text\":\"" ANN "\"},{\"text\":\"" ANN
+           "\"}]");
+    b = format_sent("/v1/chat/completions", CHAT_PERSON(""), &dropped);
+    assert_json_at(b, "output_config.format",
+                   "{\"type\":\"json_schema\",\"schema\":" PERSON_SCHEMA "}");
+    assert_null(json_object_get(b, "response_format"));
+    assert_string_equal(dropped, "");
+    /* JSON mode has no form on Anthropic: nothing goes, and the answer is checked */
+    b = format_sent("/v1/chat/completions",
+                    "{\"model\":\"m\"," USER ",\"response_format\":{\"type\":\"json_object\"}}",
+                    &dropped);
+    assert_null(json_object_get(b, "output_config"));
+    assert_string_equal(dropped, "");
+    b = format_sent("/v1/responses",
+                    "{\"model\":\"m\",\"input\":\"hi\",\"text\":{\"verbosity\":\"low\",\"format\":"
+                    "{\"type\":\"json_schema\",\"name\":\"person\",\"schema\":" PERSON_SCHEMA "}}}",
+                    &dropped);
+    assert_json_at(b, "output_config.format.schema", PERSON_SCHEMA);
+    assert_string_equal(dropped, "[\"text.verbosity\"]");
+    b = format_sent("/v1beta/models/m:generateContent",
+                    "{" G_USER ",\"generationConfig\":{\"responseMimeType\":\"application/json\","
+                    "\"responseJsonSchema\":" PERSON_SCHEMA "}}",
+                    &dropped);
+    assert_json_at(b, "output_config.format.schema", PERSON_SCHEMA);
+    assert_string_equal(dropped, "");
+    teardown(NULL);
+
+    start_with("openai", NULL, 0);
+    script("[{\"text\":\"" ANN "\"},{\"text\":\"" ANN "\"},{\"text\":\"" ANN "\"}]");
+    b = format_sent("/v1/messages",
+                    "{\"model\":\"m\",\"max_tokens\":64," USER ",\"output_config\":{\"format\":{"
+                    "\"type\":\"json_schema\",\"schema\":" PERSON_SCHEMA "}}}",
+                    &dropped);
+    assert_json_at(
+        b, "response_format",
+        "{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"output\",\"schema\":" PERSON_SCHEMA
+        "}}");
+    assert_null(json_object_get(b, "output_config"));
+    assert_string_equal(dropped, "");
+    /* Gemini's OpenAPI Schema is read as the JSON Schema it means */
+    b = format_sent("/v1beta/models/m:generateContent",
+                    "{" G_USER ",\"generationConfig\":{\"responseMimeType\":\"application/json\","
+                    "\"responseSchema\":{\"type\":\"OBJECT\",\"properties\":{\"name\":{\"type\":"
+                    "\"STRING\"},\"age\":{\"type\":\"INTEGER\",\"nullable\":true}},"
+                    "\"required\":[\"name\"],\"propertyOrdering\":[\"name\",\"age\"]}}}",
+                    &dropped);
+    assert_json_at(b, "response_format.json_schema.schema",
+                   "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},\"age\":{"
+                   "\"type\":[\"integer\",\"null\"]}},\"required\":[\"name\"]}");
+    b = format_sent("/v1beta/models/m:generateContent",
+                    "{" G_USER ",\"generation_config\":{\"response_mime_type\":"
+                    "\"application/json\"}}",
+                    &dropped);
+    assert_json_at(b, "response_format", "{\"type\":\"json_object\"}");
+    assert_string_equal(dropped, "");
+    teardown(NULL);
+
+    start_with("gemini", NULL, 0);
+    script("[{\"text\":\"" ANN "\"}]");
+    b = format_sent("/v1/chat/completions", CHAT_PERSON(""), &dropped);
+    assert_json_at(b, "generationConfig.responseMimeType", "\"application/json\"");
+    assert_json_at(b, "generationConfig.responseJsonSchema", PERSON_SCHEMA);
+    teardown(NULL);
+
+    start_with("bedrock", "bedrock-api-key", 0);
+    script("[{\"text\":\"" ANN "\"}]");
+    b = format_sent("/v1/chat/completions", CHAT_PERSON(""), &dropped);
+    assert_json_at(b, "outputConfig.textFormat.type", "\"json_schema\"");
+    assert_json_at(b, "outputConfig.textFormat.structure.jsonSchema.name", "\"person\"");
+    assert_true(json_is_string(test_json_at(b, "outputConfig.textFormat.structure.jsonSchema."
+                                               "schema")));
+}
+
+/* Claude's output_config holds the effort (decision 0099) beside the format: each crosses in
+ * its own member, the effort for a model that reasons and dropped and named for one that does
+ * not; and a Claude upstream gets both in one output_config. */
+static void test_structured_output_beside_an_effort(void **state)
+{
+    const json_t *b;
+    const char *dropped;
+
+    (void)state;
+    reasoning_start("openai");
+    script("[{\"text\":\"" ANN "\"},{\"text\":\"" ANN "\"}]");
+    b = format_sent("/v1/messages",
+                    "{\"model\":\"gpt-5\",\"max_tokens\":100," USER
+                    ",\"output_config\":{\"effort\":\"low\",\"format\":{\"type\":\"json_schema\","
+                    "\"schema\":" PERSON_SCHEMA "}}}",
+                    &dropped);
+    assert_string_equal(th_jstr(b, "reasoning_effort"), "low");
+    assert_json_at(b, "response_format.json_schema.schema", PERSON_SCHEMA);
+    assert_string_equal(dropped, "");
+    b = format_sent("/v1/messages",
+                    "{\"model\":\"gpt-4o\",\"max_tokens\":100," USER
+                    ",\"output_config\":{\"effort\":\"low\",\"format\":{\"type\":\"json_schema\","
+                    "\"schema\":" PERSON_SCHEMA "}}}",
+                    &dropped);
+    assert_null(json_object_get(b, "reasoning_effort"));
+    assert_json_at(b, "response_format.json_schema.schema", PERSON_SCHEMA);
+    assert_string_equal(dropped, "[\"output_config\"]");
+
+    reasoning_start("anthropic");
+    script("[{\"text\":\"" ANN "\"}]");
+    b = format_sent("/v1/chat/completions",
+                    "{\"model\":\"claude-opus-4-7\"," USER ",\"reasoning_effort\":\"high\","
+                    "\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":"
+                    "\"person\",\"schema\":" PERSON_SCHEMA "}}}",
+                    &dropped);
+    assert_json_at(
+        b, "output_config",
+        "{\"effort\":\"high\",\"format\":{\"type\":\"json_schema\",\"schema\":" PERSON_SCHEMA "}}");
+    assert_string_equal(th_jstr(json_object_get(b, "thinking"), "type"), "adaptive");
+}
+
+/* A malformed ask, or one with no form on another wire, is a 400 in the client's shape naming
+ * the member; nothing goes upstream. */
+static void test_structured_output_refused(void **state)
+{
+    const char *const ah[] = {"anthropic-version: 2023-06-01", NULL};
+    struct th_resp r;
+
+    (void)state;
+    start_with("anthropic", NULL, 0);
+    script("[{\"text\":\"{}\",\"times\":0}]");
+    chat("{\"model\":\"m\"," USER ",\"response_format\":{\"type\":\"xml\"}}", NULL, &r);
+    assert_oa_error(&r, 400, "response_format.type");
+    th_resp_free(&r);
+    chat("{\"model\":\"m\"," USER ",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":"
+         "{\"name\":\"p\"}}}",
+         NULL, &r);
+    assert_oa_error(&r, 400, "response_format.json_schema.schema");
+    assert_string_equal(th_jstr(json_object_get(r.json, "error"), "param"),
+                        "response_format.json_schema.schema");
+    th_resp_free(&r);
+    /* a schema rein's validator cannot compile cannot be checked either */
+    chat("{\"model\":\"m\"," USER ",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":"
+         "{\"name\":\"p\",\"schema\":{\"type\":\"object\",\"minimum\":\"ten\"}}}}",
+         NULL, &r);
+    assert_oa_error(&r, 400, "response_format.json_schema.schema");
+    th_resp_free(&r);
+    teardown(NULL);
+
+    start_with("openai", NULL, 0);
+    script("[{\"text\":\"{}\",\"times\":0}]");
+    th_http("POST", u("/v1/messages"),
+            "{\"model\":\"m\",\"max_tokens\":64," USER ",\"output_config\":{\"format\":{\"type\":"
+            "\"json_object\"}}}",
+            ah, &r);
+    assert_int_equal(r.status, 400);
+    assert_string_equal(jstr_at(r.json, "error.type"), "invalid_request_error");
+    assert_non_null(strstr(jstr_at(r.json, "error.message"), "output_config.format.type"));
+    th_resp_free(&r);
+    gem(GEN,
+        "{" G_USER ",\"generationConfig\":{\"responseMimeType\":\"application/json\","
+        "\"responseSchema\":{\"type\":\"OBJECT\"},\"responseJsonSchema\":{\"type\":\"object\"}}}",
+        NULL, &r);
+    assert_gm_error(&r, 400, "INVALID_ARGUMENT", "responseJsonSchema");
+    th_resp_free(&r);
+    /* an enum's bare value has no form elsewhere */
+    gem(GEN,
+        "{" G_USER ",\"generationConfig\":{\"responseMimeType\":\"text/x.enum\","
+        "\"responseSchema\":{\"type\":\"STRING\",\"enum\":[\"a\",\"b\"]}}}",
+        NULL, &r);
+    assert_gm_error(&r, 400, "INVALID_ARGUMENT", "generationConfig.responseMimeType");
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 0);
+}
+
+/* The text of an upstream request's last message (the re-ask's), or "". */
+static const char *last_user_text(const json_t *body)
+{
+    const json_t *msgs = json_object_get(body, "messages");
+    const json_t *m = json_array_get(msgs, json_array_size(msgs) - 1);
+    const json_t *content = json_object_get(m, "content");
+
+    if (json_is_string(content))
+        return json_string_value(content);
+    return th_jstr(json_array_get(content, json_array_size(content) - 1), "text")
+               ? th_jstr(json_array_get(content, json_array_size(content) - 1), "text")
+               : "";
+}
+
+/*
+ * rein checks the answer against the ask as it checks calls (decision 0100): an answer that is
+ * not JSON, or does not follow the schema, is re-asked with what to fix, answered 422 under
+ * the error policy, and handed out with its problem under pass; on the client's own wire too.
+ */
+static void test_structured_answer_is_checked(void **state)
+{
+    const json_t *up, *problem;
+    struct th_resp r;
+
+    (void)state;
+    start_with("anthropic", NULL, 0);
+    script("[{\"text\":\"Sure! Here it is: " ANN "\"},{\"text\":\"{\\\"name\\\":\\\"Ann\\\","
+           "\\\"age\\\":\\\"thirty\\\"}\"},{\"text\":\"" ANN "\"}]");
+    chat(CHAT_PERSON(""), NULL, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_string_equal(jstr_at(r.json, "choices.0.message.content"),
+                        "{\"name\":\"Ann\",\"age\":30}");
+    assert_int_equal(json_integer_value(test_json_at(r.json, "rein.reasks")), 2);
+    problem = test_json_at(r.json, "rein.problems.1");
+    assert_string_equal(th_jstr(problem, "code"), "invalid_output");
+    assert_string_equal(th_jstr(problem, "output"), "response_format");
+    assert_string_equal(jstr_at(problem, "errors.0.path"), "/age");
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 3);
+    up = ms_request(F->ms, 1)->json;
+    assert_non_null(strstr(last_user_text(up), "not JSON"));
+    assert_string_equal(th_jstr(json_array_get(json_object_get(up, "messages"), 1), "role"),
+                        "assistant");
+    up = ms_request(F->ms, 2)->json;
+    assert_non_null(strstr(last_user_text(up), "/age: must be integer"));
+    assert_non_null(strstr(last_user_text(up), "\"person\""));
+
+    /* the error policy: a 422 naming the member, with the problem */
+    script("[{\"text\":\"[1,2]\"}]");
+    chat(CHAT_PERSON(""), (const char *[]){"x-rein-on-invalid: error", NULL}, &r);
+    assert_oa_error(&r, 422, "response_format");
+    assert_string_equal(jstr_at(r.json, "rein.problems.0.code"), "invalid_output");
+    th_resp_free(&r);
+    /* pass: the answer as it came, its problem named */
+    script("[{\"text\":\"nope\"}]");
+    chat("{\"model\":\"m\"," USER ",\"response_format\":{\"type\":\"json_object\"}}",
+         (const char *[]){"x-rein-on-invalid: pass", NULL}, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(jstr_at(r.json, "choices.0.message.content"), "nope");
+    assert_non_null(strstr(jstr_at(r.json, "rein.problems.0.message"), "not JSON"));
+    th_resp_free(&r);
+    /* a valid answer goes without a "rein" member */
+    script("[{\"text\":\"" ANN "\"}]");
+    chat(CHAT_PERSON(""), NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_null(json_object_get(r.json, "rein"));
+    th_resp_free(&r);
+    teardown(NULL);
+
+    /* the client's own wire: the body goes as written, the answer is still checked */
+    start_with("openai", NULL, 0);
+    script("[{\"text\":\"```json\\n" ANN "\\n```\"},{\"text\":\"" ANN "\"}]");
+    chat(CHAT_PERSON(""), NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(jstr_at(r.json, "choices.0.message.content"),
+                        "{\"name\":\"Ann\",\"age\":30}");
+    th_resp_free(&r);
+    up = ms_request(F->ms, 0)->json;
+    assert_json_at(up, "response_format.json_schema.schema", PERSON_SCHEMA);
+    assert_json_at(up, "response_format.json_schema.strict", "true");
+    assert_int_equal(ms_request_count(F->ms), 2);
+}
+
+/* Streamed, a structured answer is held until it is checked: the client sees only the answer
+ * that follows the schema, never the one re-asked. */
+static void test_structured_answer_streams_once_checked(void **state)
+{
+    struct th_resp r;
+    char text[256] = "";
+
+    (void)state;
+    start_with("anthropic", NULL, 0);
+    script("[{\"text\":[\"{\\\"name\\\":\",\"\\\"Ann\\\"}\"]},{\"text\":[\"{\\\"name\\\":"
+           "\\\"Ann\\\",\","
+           "\"\\\"age\\\":30}\"]}]");
+    chat(CHAT_PERSON(",\"stream\":true"), NULL, &r);
+    assert_int_equal(r.status, 200);
+    for (const char *line = strstr(r.body, "data: {"); line; line = strstr(line + 1, "data: {")) {
+        const char *end = strchr(line, '\n');
+        json_t *e =
+            json_loadb(line + 6, end ? (size_t)(end - line - 6) : strlen(line + 6), 0, NULL);
+        const char *piece = e ? jstr_at(e, "choices.0.delta.content") : NULL;
+        assert_non_null(e);
+        if (piece)
+            strncat(text, piece, sizeof(text) - strlen(text) - 1);
+        json_decref(e);
+    }
+    assert_string_equal(text, "{\"name\":\"Ann\",\"age\":30}");
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 2);
+    /* the error policy answers a stream that never began with a plain 422 */
+    script("[{\"text\":[\"no\",\"pe\"]}]");
+    chat(CHAT_PERSON(",\"stream\":true"), (const char *[]){"x-rein-on-invalid: error", NULL}, &r);
+    assert_oa_error(&r, 422, "response_format");
+    th_resp_free(&r);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -5884,6 +6216,11 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_reasoning_follows_the_upstreams_model, teardown),
         cmocka_unit_test_teardown(test_claude_adaptive_thinking_crosses_wires, teardown),
         cmocka_unit_test_teardown(test_claude_sampling_settings, teardown),
+        cmocka_unit_test_teardown(test_structured_output_crosses_wires, teardown),
+        cmocka_unit_test_teardown(test_structured_output_beside_an_effort, teardown),
+        cmocka_unit_test_teardown(test_structured_output_refused, teardown),
+        cmocka_unit_test_teardown(test_structured_answer_is_checked, teardown),
+        cmocka_unit_test_teardown(test_structured_answer_streams_once_checked, teardown),
         cmocka_unit_test_teardown(test_bad_tools, teardown),
         cmocka_unit_test_teardown(test_tools_cache_follows_the_tools_as_sent, teardown),
         cmocka_unit_test_teardown(test_known_tools_change_nothing_on_the_wire, teardown),

@@ -16,7 +16,7 @@
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { generateText, streamText, jsonSchema, stepCountIs, tool } from 'ai';
+import { generateText, generateObject, streamText, jsonSchema, stepCountIs, tool } from 'ai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createAnthropic } from '@ai-sdk/anthropic';
@@ -1306,5 +1306,69 @@ check('ai sdk google: generateText and streamText run the tool loop through rein
   const model = log[1].json.contents.find((c) => c.role === 'model');
   assert.equal(model.parts.find((p) => p.functionCall).thoughtSignature, 'sig-v');
 });
+
+// ---- structured output crosses wires (decision 0100) ---------------------------------------
+
+const Person = z.object({ name: z.string(), age: z.number().int() });
+const personSchema = { type: 'object', properties: { name: { type: 'string' },
+  age: { type: 'integer' } }, required: ['name', 'age'], additionalProperties: false };
+
+check('openai chat.completions.parse (zod) → Anthropic upstream: output_config.format, the ' +
+  'answer checked and re-asked', async () => {
+  const { zodResponseFormat } = await import('openai/helpers/zod');
+  await scenario([{ text: 'Here you go: {"name":"Ann","age":30}' },
+    { text: '{"name":"Ann","age":30}' }]);
+  const r = await oaToAn.chat.completions.parse({ model: 'claude-test', messages: user,
+    response_format: zodResponseFormat(Person, 'person') });
+  assert.deepEqual(r.choices[0].message.parsed, { name: 'Ann', age: 30 });
+  assert.equal(r.rein.reasks, 1);
+  assert.equal(r.rein.problems[0].code, 'invalid_output');
+  const [first, second] = await upstream(2);
+  assert.equal(first.format, 'anthropic');
+  assert.equal(first.json.output_config.format.type, 'json_schema');
+  assert.deepEqual(Object.keys(first.json.output_config.format.schema.properties), ['name', 'age']);
+  assert.equal(first.json.response_format, undefined);
+  const last = second.json.messages.at(-1);
+  const said = typeof last.content === 'string' ? last.content : last.content.at(-1).text;
+  assert.match(said, /not JSON/);
+});
+
+check('openai chat.completions.stream with a json_schema → Anthropic upstream: only the ' +
+  'checked answer streams', async () => {
+  await scenario([{ text: ['{"name":', '"Ann"}'] }, { text: ['{"name":"Ann",', '"age":30}'] }]);
+  const stream = oaToAn.chat.completions.stream({ model: 'claude-test', messages: user,
+    response_format: { type: 'json_schema', json_schema: { name: 'person', strict: true,
+      schema: personSchema } } });
+  let text = '';
+  for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+  assert.equal(text, '{"name":"Ann","age":30}');
+  await upstream(2);
+});
+
+check('vercel generateObject (openai-compatible, structured outputs) → Anthropic upstream',
+  async () => {
+    await scenario([{ text: '{"name":"Ann","age":30}' }]);
+    const model = createOpenAICompatible({ name: 'rein', baseURL: reinAN + '/v1', apiKey: KEY,
+      supportsStructuredOutputs: true })('claude-test');
+    const { object } = await generateObject({ model, schema: Person, prompt: 'Who is Ann?',
+      maxRetries: 0 });
+    assert.deepEqual(object, { name: 'Ann', age: 30 });
+    const [req] = await upstream(1);
+    assert.equal(req.format, 'anthropic');
+    assert.equal(req.json.output_config.format.type, 'json_schema');
+    assert.deepEqual(req.json.output_config.format.schema.required, ['name', 'age']);
+  });
+
+check('anthropic output_config.format → OpenAI upstream: response_format json_schema',
+  async () => {
+    await scenario([{ text: '{"name":"Ann","age":30}' }]);
+    const m = await anToOa.messages.create({ model: 'claude-test', max_tokens: 64,
+      messages: user, output_config: { format: { type: 'json_schema', schema: personSchema } } });
+    assert.deepEqual(JSON.parse(m.content[0].text), { name: 'Ann', age: 30 });
+    const [req] = await upstream(1);
+    assert.equal(req.format, 'openai');
+    assert.equal(req.json.response_format.type, 'json_schema');
+    assert.deepEqual(req.json.response_format.json_schema.schema, personSchema);
+  });
 
 await run(cases);
