@@ -23,7 +23,10 @@
  * tool_result's blocks, a Responses function_call_output's items, a Gemini functionResponse's
  * parts: decision 0098), read for an upstream of another wire (an Anthropic one, which takes
  * no audio: decision 0097) are attachments of the neutral shape, of the media the upstream
- * takes.
+ * takes. A structured-output ask read from a parsed body (decision 0100) is refused in the wire's
+ * error shape, or is a kind the neutral request takes, its schema an object that compiles or is
+ * refused by name; and checking the body's own bytes as the answer against it says valid, or
+ * names the problem and what the model is to fix.
  */
 #include "gateway/gateway_int.h"
 #include "providers/provider_int.h"
@@ -35,6 +38,8 @@
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+static void check_output(const struct rein__gw_wire *wire, const struct rein__gw_req *r,
+                         const char *answer, size_t len);
 
 /* The error body must parse and carry the message (OpenAI: error.message; Anthropic:
  * {"type":"error","error":{"type","message"}}; Gemini: {"error":{"code","message","status"}},
@@ -278,9 +283,12 @@ static void check_responses(const char *body, size_t len, bool verbatim, bool re
             abort();
         rc = parse_as(&rein__gw_responses, REIN_GATEWAY_OPENAI, &r, chat.ptr, chat.len, NULL, 0,
                       verbatim, &bad);
-        if (rc == REIN_OK)
+        if (rc == REIN_OK) {
             check_parsed(&r);
-        else if (rc == REIN_EINVAL && !bad.msg[0])
+            /* the gateway's passthrough holds what the conversion kept beside the chat body */
+            if (json_object_update(r.passthrough, json_object_get(extra, "passthrough")) == 0)
+                check_output(&rein__gw_responses, &r, body, len);
+        } else if (rc == REIN_EINVAL && !bad.msg[0])
             abort();
         rein__gw_req_release(&r);
     } else if (rc != REIN_ENOMEM) {
@@ -350,6 +358,55 @@ static void check_reasoning(const struct rein__gw_wire *wire, const struct rein_
         abort();
 }
 
+/* The structured-output ask of a parsed body (decision 0100), and the body's own bytes
+ * checked against it as if they were the model's answer. */
+static void check_output(const struct rein__gw_wire *wire, const struct rein__gw_req *r,
+                         const char *answer, size_t len)
+{
+    struct rein__gw_output o;
+    struct rein__gw_bad bad;
+    rein_model_request *m;
+    json_t *problem = NULL;
+    char *reask = NULL;
+    rein_err rc;
+
+    memset(&o, 0, sizeof(o));
+    memset(&bad, 0, sizeof(bad));
+    rc = rein__gw_output_read(wire, r->passthrough, &o, &bad);
+    if (rc == REIN_OK)
+        rc = rein__gw_output_compile(&o, &bad);
+    if (rc == REIN_EINVAL) {
+        if (!bad.msg[0])
+            abort();
+        check_error(wire, &bad);
+        rein__gw_output_release(&o);
+        return;
+    }
+    if (rc != REIN_OK && rc != REIN_ENOMEM)
+        abort();
+    if (rc == REIN_OK && o.kind != REIN_OUTPUT_TEXT) {
+        if (!o.member ||
+            (o.kind == REIN_OUTPUT_JSON_SCHEMA && (!json_is_object(o.schema) || !o.compiled)))
+            abort();
+        m = rein_model_request_new();
+        if (m && rein_model_request_set_output_format(m, o.kind, o.name[0] ? o.name : NULL,
+                                                      o.schema, o.strict) == REIN_EINVAL)
+            abort();
+        rein_model_request_free(m);
+        rc = rein__gw_output_check(&o, answer, len, &problem, &reask);
+        if (rc == REIN_OK && problem &&
+            (!reask || !reask[0] ||
+             strcmp(json_string_value(json_object_get(problem, "code")), "invalid_output") != 0 ||
+             !json_is_array(json_object_get(problem, "errors"))))
+            abort();
+        if (rc == REIN_OK && !problem && (reask || len == 0))
+            abort();
+        json_decref(problem);
+        rein_free(reask);
+    }
+    rein__gw_output_release(&o);
+}
+
 /* Gemini's parser (it has no document path): the same checks as the others', and its
  * generationConfig and rest as the lists and the passthrough object they go to. */
 static void check_gemini(const char *body, size_t len, bool verbatim)
@@ -365,6 +422,7 @@ static void check_gemini(const char *body, size_t len, bool verbatim)
             (r.tool_choice && !r.tool_choice[0]))
             abort();
         check_reasoning(&rein__gw_gemini, &r);
+        check_output(&rein__gw_gemini, &r, body, len);
     } else if (rc == REIN_EINVAL) {
         if (!bad.msg[0])
             abort();
@@ -589,6 +647,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc == REIN_OK) {
         check_parsed(&r);
         check_reasoning(wire, &r);
+        check_output(wire, &r, (const char *)data + 1, size - 1);
         if (wire == &rein__gw_openai && !r.verbatim && (data[0] & 16))
             check_chat_to_responses(&r);
     } else if (rc == REIN_EINVAL) {
