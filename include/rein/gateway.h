@@ -23,6 +23,14 @@
  * While streaming, text deltas go to the client at once; each tool call is held until it is
  * complete and checked, then sent; a re-ask continues the same stream.
  *
+ * A structured answer is checked the same way (decision 0100): when the request asks for a JSON
+ * object or JSON that follows a schema (response_format, text.format, output_config.format,
+ * Gemini's responseMimeType with a response schema; for an upstream of another wire the ask is
+ * written in that wire's words), a reply without calls whose text is not JSON, not an object,
+ * or not valid against the schema goes through the same policy: re-asked with the validator's
+ * messages, 422, or passed with its problem ("invalid_output") in the "rein" member. Under
+ * reask and error a streamed structured answer is held until it is checked and sent whole.
+ *
  * Server-side tools: a request may name tools of rein's registry (skills, MCP servers' tools)
  * in x-rein-tools ("echo,file_search"), or the configuration names them for every request.
  * Rein offers them to the model next to the client's tools, runs the model's calls to them
