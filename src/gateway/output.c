@@ -248,6 +248,19 @@ rein_err rein__gw_output_compile(struct rein__gw_output *o, struct rein__gw_bad 
                         err.msg);
 }
 
+static bool listed(const json_t *list, const char *name)
+{
+    size_t i;
+    json_t *v;
+
+    json_array_foreach(list, i, v)
+    {
+        if (json_is_string(v) && strcmp(json_string_value(v), name) == 0)
+            return true;
+    }
+    return false;
+}
+
 /* What the client's wire names for it among the members refused (or dropped) for another
  * wire: taken, they are neither. */
 static rein_err unlist_taken(struct rein__gw_req *r, const struct rein__gw_wire *wire)
@@ -274,7 +287,8 @@ static rein_err unlist_taken(struct rein__gw_req *r, const struct rein__gw_wire 
         rein__gw_unlist(r->unsupported, "generationConfig.responseMimeType");
         rein__gw_unlist(r->unsupported, "generationConfig.responseSchema");
         rein__gw_unlist(r->unsupported, "generationConfig.responseJsonSchema");
-    } else if (wire == &rein__gw_responses && (x = json_object_get(pt, "text"))) {
+    } else if (wire == &rein__gw_responses && (x = json_object_get(pt, "text")) &&
+               listed(r->unsupported, "text")) {
         /* text's other members (verbosity) change no answer: named as dropped */
         rein__gw_unlist(r->unsupported, "text");
         json_object_foreach((json_t *)x, key, v)

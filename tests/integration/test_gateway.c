@@ -5920,7 +5920,7 @@ static void test_structured_output_crosses_wires(void **state)
     (void)state;
     start_with("anthropic", NULL, 0);
     script("[{\"text\":\"" ANN "\"},{\"text\":\"" ANN "\"},{\"text\":\"" ANN "\"},{\"text\":\"" ANN
-           "\"}]");
+           "\"},{\"text\":\"" ANN "\"}]");
     b = format_sent("/v1/chat/completions", CHAT_PERSON(""), &dropped);
     assert_json_at(b, "output_config.format",
                    "{\"type\":\"json_schema\",\"schema\":" PERSON_SCHEMA "}");
@@ -5938,6 +5938,13 @@ static void test_structured_output_crosses_wires(void **state)
                     &dropped);
     assert_json_at(b, "output_config.format.schema", PERSON_SCHEMA);
     assert_string_equal(dropped, "[\"text.verbosity\"]");
+    /* text, the default, asks nothing: text is dropped whole, as before */
+    b = format_sent("/v1/responses",
+                    "{\"model\":\"m\",\"input\":\"hi\",\"text\":{\"verbosity\":\"low\",\"format\":"
+                    "{\"type\":\"text\"}}}",
+                    &dropped);
+    assert_null(json_object_get(b, "output_config"));
+    assert_string_equal(dropped, "[\"text\"]");
     b = format_sent("/v1beta/models/m:generateContent",
                     "{" G_USER ",\"generationConfig\":{\"responseMimeType\":\"application/json\","
                     "\"responseJsonSchema\":" PERSON_SCHEMA "}}",
