@@ -1359,6 +1359,22 @@ check('vercel generateObject (openai-compatible, structured outputs) → Anthrop
     assert.deepEqual(req.json.output_config.format.schema.required, ['name', 'age']);
   });
 
+check('langchain ChatOpenAI withStructuredOutput (jsonSchema) → Anthropic upstream: a ' +
+  'responses API text.format crosses too', async () => {
+  await scenario([{ text: '{"name":"Ann","age":30}' }, { text: '{"name":"Bo","age":4}' }]);
+  const make = (useResponsesApi) => new ChatOpenAI({ model: 'claude-test', apiKey: KEY,
+    maxRetries: 0, useResponsesApi, configuration: { baseURL: reinAN + '/v1' } })
+    .withStructuredOutput(Person, { name: 'person', method: 'jsonSchema' });
+  assert.deepEqual(await make(false).invoke('Who is Ann?'), { name: 'Ann', age: 30 });
+  assert.deepEqual(await make(true).invoke('Who is Bo?'), { name: 'Bo', age: 4 });
+  const log = await upstream(2);
+  for (const req of log) {
+    assert.equal(req.format, 'anthropic');
+    assert.equal(req.json.output_config.format.type, 'json_schema');
+    assert.deepEqual(req.json.output_config.format.schema.required, ['name', 'age']);
+  }
+});
+
 check('anthropic output_config.format → OpenAI upstream: response_format json_schema',
   async () => {
     await scenario([{ text: '{"name":"Ann","age":30}' }]);
