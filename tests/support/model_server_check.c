@@ -917,6 +917,45 @@ static bool an_check_params(const json_t *body, struct ms_verdict *v)
     return true;
 }
 
+/*
+ * With thinking on (enabled or adaptive), the assistant message whose tool_use blocks the last
+ * user message's tool_result blocks answer must start with a thinking or redacted_thinking
+ * block, as Anthropic's API refuses it otherwise (its message, word for word, with its
+ * spelling).
+ */
+static bool an_check_final_thinking(const json_t *body, const json_t *msgs, struct ms_verdict *v)
+{
+    const char *type = str_of(json_object_get(body, "thinking"), "type");
+    size_t n = json_array_size(msgs), at;
+    const json_t *m, *first;
+    json_t *uses;
+    bool calls;
+
+    if (!type || (strcmp(type, "enabled") != 0 && strcmp(type, "adaptive") != 0) || n < 2)
+        return true;
+    m = json_array_get(msgs, n - 1);
+    uses = an_ids(m, "tool_result", "tool_use_id");
+    calls = role_is(m, "user") && json_array_size(uses) > 0;
+    json_decref(uses);
+    at = n - 2;
+    m = json_array_get(msgs, at);
+    if (!calls || !role_is(m, "assistant") || !json_is_array(json_object_get(m, "content")))
+        return true;
+    first = json_array_get(json_object_get(m, "content"), 0);
+    type = str_of(first, "type");
+    if (type && (strcmp(type, "thinking") == 0 || strcmp(type, "redacted_thinking") == 0))
+        return true;
+    return AN_FAIL(v,
+                   "messages.%zu.content.0.type: Expected `thinking` or `redacted_thinking`, "
+                   "but found `%s`. When `thinking` is enabled, a final `assistant` message must "
+                   "start with a thinking block (preceeding the lastmost set of `tool_use` and "
+                   "`tool_result` blocks). We recommend you include thinking blocks from "
+                   "previous turns. To avoid this requirement, disable `thinking`. Please "
+                   "consult our documentation at "
+                   "https://docs.claude.com/en/docs/build-with-claude/extended-thinking",
+                   at, type ? type : "");
+}
+
 static bool an_check_body(const json_t *body, struct ms_verdict *v)
 {
     const json_t *msgs = json_object_get(body, "messages");
@@ -946,6 +985,8 @@ static bool an_check_body(const json_t *body, struct ms_verdict *v)
         if (role_is(m, "assistant") && !an_check_uses(msgs, i, v))
             return false;
     }
+    if (!an_check_final_thinking(body, msgs, v))
+        return false;
     return an_check_tools(json_object_get(body, "tools"), v);
 }
 
@@ -1513,7 +1554,7 @@ bool ms__check_request(enum ms_format f, const char *path, json_t *headers, cons
     memset(v, 0, sizeof(*v));
     if (f == MS_FMT_GEMINI)
         return (!api_key || ms__gm_check_auth(headers, api_key, v)) &&
-               (!validate || (body ? ms__gm_check_body(body, v)
+               (!validate || (body ? ms__gm_check_body(body, path, v)
                                    : ms__verdict_set(v, 400, "INVALID_ARGUMENT",
                                                      "Invalid JSON payload received.")));
     if (api_key && !check_auth(f, headers, api_key, v))
@@ -1541,7 +1582,7 @@ bool ms__check_request(enum ms_format f, const char *path, json_t *headers, cons
     if (f == MS_FMT_DASHSCOPE)
         return ds_check_body(body, v);
     if (f == MS_FMT_GEMINI)
-        return ms__gm_check_body(body, v);
+        return ms__gm_check_body(body, path, v);
     if (f == MS_FMT_BEDROCK)
         return ms__bd_path_counts(path) ? ms__bd_check_count(body, v) : ms__bd_check_body(body, v);
     if (f == MS_FMT_RESPONSES)

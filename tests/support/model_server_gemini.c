@@ -287,7 +287,59 @@ static bool gm_output_ok(const json_t *gc, struct ms_verdict *v)
                                    "generation_config.response_schema", v);
 }
 
-bool ms__gm_check_body(json_t *body, struct ms_verdict *v)
+/* Whether content c holds a part of member. */
+static bool gm_has_part(const json_t *c, const char *member)
+{
+    return gm_count_parts(c, member) > 0;
+}
+
+/*
+ * Gemini 3's rule (ai.google.dev, Thought signatures): the current turn starts at the last
+ * user content with standard content (not only function responses); in it the first
+ * functionCall part of each model content must carry its thoughtSignature, or the request is a
+ * 400 with Google's message. Earlier turns are not checked.
+ */
+static bool gm_signatures_ok(const json_t *contents, const char *path, struct ms_verdict *v)
+{
+    char model[128];
+    size_t i, j, from = 0;
+    json_t *c, *p;
+
+    if (!ms__gm_model_of_path(path ? path : "", model, sizeof(model)) ||
+        strncmp(model, "gemini-3", 8) != 0)
+        return true;
+    json_array_foreach(contents, i, c)
+    {
+        const char *role = gm_str_of(c, "role");
+        if ((!role || !strcmp(role, "user")) && !gm_has_part(c, "functionResponse"))
+            from = i;
+    }
+    for (i = from; i < json_array_size(contents); i++) {
+        c = json_array_get(contents, i);
+        if (!gm_str_of(c, "role") || strcmp(gm_str_of(c, "role"), "model") != 0)
+            continue;
+        json_array_foreach(json_object_get(c, "parts"), j, p)
+        {
+            const json_t *fc = json_object_get(p, "functionCall");
+            if (!fc)
+                continue;
+            if (!json_string_length(json_object_get(p, "thoughtSignature")))
+                return gm_bad(v,
+                              "Function call is missing a thought_signature in functionCall "
+                              "parts. This is required for tools to work correctly, and missing "
+                              "thought_signature may lead to degraded model performance. "
+                              "Additional data, function call `default_api:%s` , position %zu. "
+                              "Please refer to "
+                              "https://ai.google.dev/gemini-api/docs/thought-signatures for more "
+                              "details.",
+                              gm_str_of(fc, "name") ? gm_str_of(fc, "name") : "", i + 1);
+            break; /* only the first call of a step carries one */
+        }
+    }
+    return true;
+}
+
+bool ms__gm_check_body(json_t *body, const char *path, struct ms_verdict *v)
 {
     static const char *const top[] = {
         "contents",         "tools",         "toolConfig", "safetySettings", "systemInstruction",
@@ -309,6 +361,7 @@ bool ms__gm_check_body(json_t *body, struct ms_verdict *v)
                           k);
     }
     if (!gm_contents_ok(json_object_get(body, "contents"), v) ||
+        !gm_signatures_ok(json_object_get(body, "contents"), path, v) ||
         !gm_tools_ok(json_object_get(body, "tools"), v) ||
         !gm_output_ok(json_object_get(body, "generationConfig"), v))
         return false;

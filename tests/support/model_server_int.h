@@ -244,7 +244,9 @@ bool ms__verdict_set(struct ms_verdict *v, int status, const char *type, const c
 
 /* Gemini (model_server_gemini.c). */
 bool ms__gm_check_auth(json_t *headers, const char *key, struct ms_verdict *v);
-bool ms__gm_check_body(json_t *body, struct ms_verdict *v);
+/* The body of a request to path (which names the model: a gemini-3 one checks the current
+ * turn's thought signatures, as Gemini 3 does). */
+bool ms__gm_check_body(json_t *body, const char *path, struct ms_verdict *v);
 const char *ms__gm_last_role(json_t *req);
 char *ms__gm_last_text(json_t *req);
 bool ms__gm_tool_result_contains(json_t *req, const char *needle);
