@@ -263,6 +263,10 @@ rein_gateway *rein_gateway_new(const struct rein_gateway_opts *o, rein_error *er
         rein_error_set(err, REIN_ENOMEM, "out of memory");
         goto fail;
     }
+    if (rein__gw_kept_init(&g->reasoned, g->kept.max_bytes, g->kept.keep_ms) != REIN_OK) {
+        rein_error_set(err, REIN_ENOMEM, "out of memory");
+        goto fail;
+    }
     g->provider = o->provider;
     g->reg = o->reg;
     g->store = o->store;
@@ -309,6 +313,7 @@ void rein_gateway_free(rein_gateway *g)
     rein__gw_bg_release(g); /* its jobs use everything else */
     rein__gw_cache_release(&g->cache);
     rein__gw_kept_release(&g->kept);
+    rein__gw_kept_release(&g->reasoned);
     for (size_t i = 0; i < g->nkeys; i++) {
         memset(g->keys[i], 0, strlen(g->keys[i]));
         rein_free(g->keys[i]);
@@ -1561,9 +1566,9 @@ static rein_err parse_request(struct rein__gw_ctx *c, const char *body, size_t l
 {
     rein_err rc = read_options(c, bad) ? REIN_OK : REIN_EINVAL;
 
+    rein__gw_kept_owner(presented_key(c->call), c->owner);
     if (!rc && c->wire->convert) {
         struct rein__gw_refs refs = {&c->g->kept, c->owner, c->job != NULL};
-        rein__gw_kept_owner(presented_key(c->call), c->owner);
         rc = c->wire->convert(rein_provider_wire(c->g->provider), &refs, body, len, &c->conv,
                               &c->conv_extra, bad);
     }
@@ -1583,7 +1588,9 @@ static rein_err parse_request(struct rein__gw_ctx *c, const char *body, size_t l
         rc = rein__gw_tools_get(c->g, &c->req, c->o.server, c->o.nserver, &c->tools, bad);
     if (!rc && c->wire == &rein__gw_gemini)
         rc = rein__gw_gm_check_choice(c, bad);
-    return rc ? rc : upstream_request(c, bad);
+    if (!rc)
+        rc = upstream_request(c, bad);
+    return rc ? rc : rein__gw_reasoned_restore(c);
 }
 
 /* Everything before the first upstream call; false when the request was answered (400, 409). */
@@ -1644,6 +1651,7 @@ static void finish(struct rein__gw_ctx *c, int status)
     rein__gw_record_close(c, status);
     if (status != 200 || c->gone)
         return;
+    rein__gw_reasoned_keep(c);
     if (c->streaming) {
         (void)c->wire->s_end(c);
         return;

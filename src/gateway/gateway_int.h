@@ -13,6 +13,7 @@
  *   gemini.c     Google's Gemini API (generateContent) with its own parser (decision 0092)
  *   media.c      a client's inline media as a user message's attachments (decision 0097)
  *   kept.c       the Responses answers kept for previous_response_id and item_reference
+ *   reasoned.c   the reasoning a reply's calls need back, kept for a client of another wire
  *   background.c Responses requests run in the background, on the gateway's own workers
  *   routes.c     the HTTP adapter: the /v1 routes on a rein_server
  *
@@ -317,6 +318,24 @@ rein_err rein__gw_kept_resolve(struct rein__gw_kept *k, const char *owner, json_
 /* How much k keeps now: its bytes and its responses (under the lock). */
 void rein__gw_kept_stats(struct rein__gw_kept *k, size_t *bytes, size_t *responses);
 
+/* ---- the reasoning kept for a client of another wire (reasoned.c, decision 0102) ---------- */
+
+/*
+ * After an answer whose calls (c->out) a client of another wire than the upstream's got: the
+ * final reply's signed reasoning (Claude's thinking blocks, redacted ones, Bedrock's reasoning
+ * with its signature, Gemini's thought signatures) kept in g->reasoned under the client and
+ * the first call's id. A no-op when there is none, or nothing is kept.
+ */
+void rein__gw_reasoned_keep(struct rein__gw_ctx *c);
+/*
+ * Before the first upstream call, for a client of another wire: each assistant message of the
+ * history with calls and no reasoning of its own gets the reasoning kept for those calls; then a
+ * Claude request with thinking whose final turn of calls still has none is asked without
+ * thinking (the client's reasoning member named in r->dropped), and a Gemini 3 request's
+ * current turn gets Google's stand-in signature on each first call that has none. REIN_ENOMEM.
+ */
+rein_err rein__gw_reasoned_restore(struct rein__gw_ctx *c);
+
 /*
  * For a chat completions client and an upstream of the Responses wire (OpenAI's two APIs, one
  * family): what r's body holds that the Responses API has too, in its shape (reasoning_effort
@@ -523,6 +542,8 @@ struct rein_gateway {
     int64_t lease_ms;
     struct rein__gw_cache cache;
     struct rein__gw_kept kept;
+    /* the reasoning kept for clients of another wire (reasoned.c): the same bounds as kept */
+    struct rein__gw_kept reasoned;
     struct rein__gw_metrics m;
     /* Responses run in the background (background.c): at most bg_max at once, on bg_pool;
      * bg_mu guards the list and the count. */
@@ -627,7 +648,11 @@ struct rein__gw_ctx {
     char id[REIN_ID_MAX]; /* the answer's id (chatcmpl-…, msg_…) */
     int64_t created;      /* seconds since the epoch */
     const char *model;    /* what the answer names as its model */
-    json_t *seen_ids;     /* call ids of the history and of the answer: {id: true} */
+    /* The client's reasoning ask was mapped to the upstream's thinking (rein__gw_reasoning),
+     * and the member it was written in (static); thinks is false for an ask of none. */
+    bool thinks;
+    const char *reasoning_name;
+    json_t *seen_ids; /* call ids of the history and of the answer: {id: true} */
     /* the current round */
     int round;
     struct rein__gw_round_call *rc;

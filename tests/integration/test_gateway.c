@@ -5223,6 +5223,277 @@ static void test_reasoning_follows_the_upstreams_model(void **state)
     assert_string_equal(dropped, "[\"reasoning_effort\"]");
 }
 
+/* ---- reasoning kept for a client of another wire (decision 0102) ------------------------- */
+
+#define CLAUDE_CALL_REPLY(id, reasoning, sig)                                                      \
+    "{\"reasoning\":\"" reasoning "\",\"signature\":\"" sig "\",\"tool_calls\":[{\"id\":\"" id     \
+    "\",\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Paris\\\"}\"}]}"
+
+/* A chat client's second step: its own call back with the tool's result, as the openai SDK
+ * sends it (no reasoning: the chat wire has no place for Claude's). */
+#define CHAT_STEP2(model, id, extra)                                                               \
+    "{\"model\":\"" model "\"," TOOLS ",\"messages\":[{\"role\":\"user\",\"content\":\"weather "   \
+    "in Paris?\"},{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"" id          \
+    "\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":"               \
+    "\"{\\\"city\\\":\\\"Paris\\\"}\"}}]},{\"role\":\"tool\",\"tool_call_id\":\"" id               \
+    "\",\"content\":\"18C\"}],\"reasoning_effort\":\"high\"" extra "}"
+
+/* POST path with body as the client of key (NULL: none); status 200 or the test fails;
+ * x-rein-dropped into dropped (may be NULL). The body the upstream got last, borrowed. */
+static const json_t *step_as(const char *key, const char *path, const char *body, char *dropped,
+                             size_t cap, struct th_resp *r)
+{
+    char auth[128];
+    const char *h[] = {"Content-Type: application/json", auth, NULL};
+
+    snprintf(auth, sizeof(auth), "Authorization: Bearer %s", key ? key : "");
+    if (!key)
+        h[1] = NULL;
+    th_http("POST", u(path), body, h, r);
+    if (r->status != 200)
+        fail_msg("%s: %ld %s", path, r->status, r->body);
+    if (dropped)
+        snprintf(dropped, cap, "%s",
+                 th_header(r, "x-rein-dropped") ? th_header(r, "x-rein-dropped") : "");
+    return ms_last_request(F->ms)->json;
+}
+
+/* Asserts that message i of Anthropic body b starts with the thinking block (text, sig) and
+ * then holds the tool_use block of id. */
+static void assert_thinking_first(const json_t *b, size_t i, const char *text, const char *sig,
+                                  const char *id)
+{
+    char at[64];
+
+    snprintf(at, sizeof(at), "messages.%zu.content.0", i);
+    assert_string_equal(th_jstr(test_json_at(b, at), "type"), "thinking");
+    assert_string_equal(th_jstr(test_json_at(b, at), "thinking"), text);
+    assert_string_equal(th_jstr(test_json_at(b, at), "signature"), sig);
+    snprintf(at, sizeof(at), "messages.%zu.content.1", i);
+    assert_string_equal(th_jstr(test_json_at(b, at), "type"), "tool_use");
+    assert_string_equal(th_jstr(test_json_at(b, at), "id"), id);
+}
+
+/* One chat client's two-step tool loop with reasoning_effort to Claude model, streamed or not:
+ * the second step reaches Claude with the first reply's thinking block before its tool_use
+ * (where the model server's Claude, as Anthropic's, refused the step without it). */
+static void chat_loop_to_claude(const char *model, const char *id, bool stream)
+{
+    char body[2048], dropped[128];
+    const char *st = stream ? ",\"stream\":true" : "";
+    struct th_resp r;
+    const json_t *b;
+
+    snprintf(body, sizeof(body),
+             "[" CLAUDE_CALL_REPLY("%s", "I should look it up.", "sig-%s") ",{\"text\":\"18C "
+                                                                           "and sunny\"}]",
+             id, id);
+    script(body);
+    snprintf(body, sizeof(body),
+             "{\"model\":\"%s\"," TOOLS "," USER ",\"reasoning_effort\":\"high\"%s}", model, st);
+    (void)step_as(NULL, "/v1/chat/completions", body, NULL, 0, &r);
+    assert_non_null(strstr(r.body, id));
+    th_resp_free(&r);
+    snprintf(body, sizeof(body), CHAT_STEP2("%s", "%s", "%s"), model, id, id, st);
+    b = step_as(NULL, "/v1/chat/completions", body, dropped, sizeof(dropped), &r);
+    assert_non_null(strstr(r.body, "sunny"));
+    th_resp_free(&r);
+    assert_string_equal(dropped, "");
+    assert_non_null(json_object_get(b, "thinking"));
+    snprintf(body, sizeof(body), "sig-%s", id);
+    assert_thinking_first(b, 1, "I should look it up.", body, id);
+}
+
+/*
+ * An OpenAI chat client's tool loop with reasoning_effort through rein to Claude with thinking:
+ * Claude's reply carried a signed thinking block the chat wire cannot hand the client, so the
+ * gateway kept it and puts it back before the tool_use on the next step, for the budget form
+ * (Sonnet 4.5) and the adaptive one (Opus 4.7), streamed and not.
+ */
+static void test_reasoning_kept_for_a_chat_client_of_claude(void **state)
+{
+    (void)state;
+    reasoning_start("anthropic");
+    chat_loop_to_claude("claude-sonnet-4-5", "toolu_a1", false);
+    chat_loop_to_claude("claude-sonnet-4-5", "toolu_a2", true);
+    chat_loop_to_claude("claude-opus-4-7", "toolu_a3", false);
+    chat_loop_to_claude("claude-opus-4-7", "toolu_a4", true);
+}
+
+/* A Responses client's tool loop (store false: the whole input sent again) with
+ * reasoning.effort to Claude: the same, through the Responses conversion. */
+static void test_reasoning_kept_for_a_responses_client_of_claude(void **state)
+{
+    struct th_resp r;
+    const json_t *b;
+    char dropped[128];
+
+    (void)state;
+    reasoning_start("anthropic");
+    script("[" CLAUDE_CALL_REPLY("toolu_r1", "Paris, then.", "sig-r1") ",{\"text\":\"18C\"}]");
+    (void)step_as(NULL, "/v1/responses",
+                  "{\"model\":\"claude-sonnet-4-5\",\"store\":false,\"input\":\"weather in "
+                  "Paris?\",\"reasoning\":{\"effort\":\"medium\"},\"tools\":[{\"type\":"
+                  "\"function\",\"name\":\"get_weather\",\"parameters\":{\"type\":\"object\","
+                  "\"properties\":{\"city\":{\"type\":\"string\"}}}}]}",
+                  NULL, 0, &r);
+    assert_non_null(strstr(r.body, "toolu_r1"));
+    th_resp_free(&r);
+    b = step_as(NULL, "/v1/responses",
+                "{\"model\":\"claude-sonnet-4-5\",\"store\":false,\"reasoning\":{\"effort\":"
+                "\"medium\"},\"tools\":[{\"type\":\"function\",\"name\":\"get_weather\","
+                "\"parameters\":{\"type\":\"object\",\"properties\":{\"city\":{\"type\":"
+                "\"string\"}}}}],\"input\":[{\"role\":\"user\",\"content\":\"weather in Paris?\"},"
+                "{\"type\":\"function_call\",\"call_id\":\"toolu_r1\",\"name\":\"get_weather\","
+                "\"arguments\":\"{\\\"city\\\":\\\"Paris\\\"}\"},{\"type\":"
+                "\"function_call_output\",\"call_id\":\"toolu_r1\",\"output\":\"18C\"}]}",
+                dropped, sizeof(dropped), &r);
+    th_resp_free(&r);
+    assert_string_equal(dropped, "[\"store\"]"); /* reasoning is not among them */
+    assert_string_equal(th_jstr(json_object_get(b, "thinking"), "type"), "enabled");
+    assert_thinking_first(b, 1, "Paris, then.", "sig-r1", "toolu_r1");
+}
+
+/*
+ * Nothing kept for the calls (a history made elsewhere, another rein, forgotten), or kept for
+ * another client: Claude is asked without thinking, which takes such a final turn, and
+ * reasoning_effort is named as dropped; the budget form sends thinking disabled, Opus 4.7 (which
+ * refuses "disabled") no thinking member.
+ */
+static void test_claude_asked_without_thinking_when_nothing_is_kept(void **state)
+{
+    struct th_resp r;
+    const json_t *b;
+    char dropped[128];
+
+    (void)state;
+    reasoning_start("anthropic");
+    script("[{\"text\":\"ok\"},{\"text\":\"ok\"}]");
+    b = step_as(NULL, "/v1/chat/completions", CHAT_STEP2("claude-sonnet-4-5", "toolu_x", ""),
+                dropped, sizeof(dropped), &r);
+    th_resp_free(&r);
+    assert_string_equal(dropped, "[\"reasoning_effort\"]");
+    assert_string_equal(th_jstr(json_object_get(b, "thinking"), "type"), "disabled");
+    assert_string_equal(th_jstr(test_json_at(b, "messages.1.content.0"), "type"), "tool_use");
+    b = step_as(NULL, "/v1/chat/completions", CHAT_STEP2("claude-opus-4-7", "toolu_x", ""), dropped,
+                sizeof(dropped), &r);
+    th_resp_free(&r);
+    assert_string_equal(dropped, "[\"reasoning_effort\"]");
+    assert_null(json_object_get(b, "thinking"));
+    assert_null(json_object_get(b, "output_config"));
+
+    /* a first step (no final turn of calls) keeps its thinking */
+    script("[{\"text\":\"ok\"}]");
+    b = step_as(NULL, "/v1/chat/completions",
+                "{\"model\":\"claude-sonnet-4-5\"," USER ",\"reasoning_effort\":\"low\"}", dropped,
+                sizeof(dropped), &r);
+    th_resp_free(&r);
+    assert_string_equal(dropped, "");
+    assert_string_equal(th_jstr(json_object_get(b, "thinking"), "type"), "enabled");
+
+    /* what client A's answer kept is not client B's */
+    script("[" CLAUDE_CALL_REPLY("toolu_k1", "Mine.", "sig-k1") ",{\"text\":\"ok\"},{\"text\":"
+                                                                "\"ok\"}]");
+    (void)step_as("key-a", "/v1/chat/completions",
+                  "{\"model\":\"claude-sonnet-4-5\"," TOOLS "," USER ",\"reasoning_effort\":"
+                  "\"high\"}",
+                  NULL, 0, &r);
+    th_resp_free(&r);
+    b = step_as("key-b", "/v1/chat/completions", CHAT_STEP2("claude-sonnet-4-5", "toolu_k1", ""),
+                dropped, sizeof(dropped), &r);
+    th_resp_free(&r);
+    assert_string_equal(dropped, "[\"reasoning_effort\"]");
+    assert_string_equal(th_jstr(test_json_at(b, "messages.1.content.0"), "type"), "tool_use");
+    b = step_as("key-a", "/v1/chat/completions", CHAT_STEP2("claude-sonnet-4-5", "toolu_k1", ""),
+                dropped, sizeof(dropped), &r);
+    th_resp_free(&r);
+    assert_string_equal(dropped, "");
+    assert_thinking_first(b, 1, "Mine.", "sig-k1", "toolu_k1");
+}
+
+/*
+ * The kept reasoning is bounded by --gateway-keep-bytes (here 2,000 bytes): reasoning kept
+ * past it pushes out the least recently used, whose calls then get the fallback, while the
+ * latest is still put back.
+ */
+static void test_reasoning_kept_within_the_bound(void **state)
+{
+    struct th_resp r;
+    const json_t *b;
+    char dropped[128], body[4096], thought[520];
+
+    (void)state;
+    teardown(NULL);
+    next_model_from_client = true;
+    next_keep_bytes = 2000;
+    start_with("anthropic", NULL, 0);
+    memset(thought, 'x', sizeof(thought) - 1);
+    thought[sizeof(thought) - 1] = '\0';
+    for (int i = 1; i <= 4; i++) {
+        snprintf(body, sizeof(body),
+                 "[{\"reasoning\":\"%s\",\"signature\":\"sig-b%d\",\"tool_calls\":[{\"id\":"
+                 "\"toolu_b%d\",\"name\":\"get_weather\",\"arguments\":"
+                 "\"{\\\"city\\\":\\\"Paris\\\"}\"}]}]",
+                 thought, i, i);
+        script(body);
+        (void)step_as(NULL, "/v1/chat/completions",
+                      "{\"model\":\"claude-sonnet-4-5\"," TOOLS "," USER
+                      ",\"reasoning_effort\":\"high\"}",
+                      NULL, 0, &r);
+        th_resp_free(&r);
+    }
+    script("[{\"text\":\"ok\"},{\"text\":\"ok\"}]");
+    b = step_as(NULL, "/v1/chat/completions", CHAT_STEP2("claude-sonnet-4-5", "toolu_b1", ""),
+                dropped, sizeof(dropped), &r);
+    th_resp_free(&r);
+    assert_string_equal(dropped, "[\"reasoning_effort\"]");
+    b = step_as(NULL, "/v1/chat/completions", CHAT_STEP2("claude-sonnet-4-5", "toolu_b4", ""),
+                dropped, sizeof(dropped), &r);
+    th_resp_free(&r);
+    assert_string_equal(dropped, "");
+    assert_thinking_first(b, 1, thought, "sig-b4", "toolu_b4");
+}
+
+/*
+ * An OpenAI chat client's tool loop to a Gemini 3 upstream: the reply's thoughtSignature came
+ * on its functionCall part, which the chat wire cannot hand the client; rein kept it and puts
+ * it back on the call's part, where the model server's Gemini 3, as Google's, refused the step
+ * without one. A history whose calls nothing kept gets Google's stand-in signature instead,
+ * and a Gemini 2.5 model, which checks none, gets none.
+ */
+static void test_signatures_kept_for_a_chat_client_of_gemini_3(void **state)
+{
+    struct th_resp r;
+    const json_t *b;
+    char dropped[128];
+
+    (void)state;
+    reasoning_start("gemini");
+    script("[{\"signature\":\"gsig-1\",\"tool_calls\":[{\"id\":\"fc_1\",\"name\":\"get_weather\","
+           "\"arguments\":\"{\\\"city\\\":\\\"Paris\\\"}\"}]},{\"text\":\"18C\"},{\"text\":\"ok\"},"
+           "{\"text\":\"ok\"}]");
+    (void)step_as(NULL, "/v1/chat/completions",
+                  "{\"model\":\"gemini-3-pro-preview\"," TOOLS "," USER "}", NULL, 0, &r);
+    assert_non_null(strstr(r.body, "fc_1"));
+    th_resp_free(&r);
+    b = step_as(NULL, "/v1/chat/completions", CHAT_STEP2("gemini-3-pro-preview", "fc_1", ""),
+                dropped, sizeof(dropped), &r);
+    th_resp_free(&r);
+    assert_string_equal(th_jstr(test_json_at(b, "contents.1.parts.0"), "thoughtSignature"),
+                        "gsig-1");
+    assert_string_equal(th_jstr(test_json_at(b, "contents.1.parts.0.functionCall"), "id"), "fc_1");
+
+    b = step_as(NULL, "/v1/chat/completions", CHAT_STEP2("gemini-3-flash", "fc_elsewhere", ""),
+                dropped, sizeof(dropped), &r);
+    th_resp_free(&r);
+    assert_string_equal(th_jstr(test_json_at(b, "contents.1.parts.0"), "thoughtSignature"),
+                        "skip_thought_signature_validator");
+    b = step_as(NULL, "/v1/chat/completions", CHAT_STEP2("gemini-2.5-flash", "fc_elsewhere", ""),
+                dropped, sizeof(dropped), &r);
+    th_resp_free(&r);
+    assert_null(test_json_at(b, "contents.1.parts.0.thoughtSignature"));
+}
+
 /* ---- token counts across wires (decision 0094) ------------------------------------------- */
 
 /* The string at path ("a.0.b") of v, or "" so that a missing one fails the compare. */
@@ -6228,6 +6499,12 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_structured_output_refused, teardown),
         cmocka_unit_test_teardown(test_structured_answer_is_checked, teardown),
         cmocka_unit_test_teardown(test_structured_answer_streams_once_checked, teardown),
+        cmocka_unit_test_teardown(test_reasoning_kept_for_a_chat_client_of_claude, teardown),
+        cmocka_unit_test_teardown(test_reasoning_kept_for_a_responses_client_of_claude, teardown),
+        cmocka_unit_test_teardown(test_claude_asked_without_thinking_when_nothing_is_kept,
+                                  teardown),
+        cmocka_unit_test_teardown(test_reasoning_kept_within_the_bound, teardown),
+        cmocka_unit_test_teardown(test_signatures_kept_for_a_chat_client_of_gemini_3, teardown),
         cmocka_unit_test_teardown(test_bad_tools, teardown),
         cmocka_unit_test_teardown(test_tools_cache_follows_the_tools_as_sent, teardown),
         cmocka_unit_test_teardown(test_known_tools_change_nothing_on_the_wire, teardown),
