@@ -523,6 +523,27 @@ check('reasoning: the openai SDK\'s reasoning_effort reaches Claude as a thinkin
   assert.equal(log[1].json.reasoning_effort, undefined);
 });
 
+// A tool loop of a Claude that thinks, with an OpenAI client (decision 0102): the chat wire has
+// no place for Claude's signed thinking block, so the SDK sends its assistant message back with
+// the call alone; rein kept the block and puts it back before the tool_use, which Claude (and
+// the model server, as Claude) refuses the second step without while thinking is on.
+check('reasoning: the openai SDK\'s runTools with reasoning_effort loops through a Claude that thinks', async () => {
+  await scenario([
+    { reasoning: 'Paris: look it up.', signature: 'sig-node-1',
+      tool_calls: [call('toolu_node1', '{"city":"Paris"}')] },
+    { match: { tool_result_contains: '"temp":21' }, text: 'It is 21°C in Paris.' }]);
+  const runner = oaToAn.chat.completions.runTools({ model: 'm', messages: user,
+    reasoning_effort: 'high',
+    tools: [{ type: 'function', function: { name: 'get_weather', parameters: weatherSchema,
+      parse: JSON.parse, function: async () => ({ temp: 21 }) } }] });
+  assert.equal(await runner.finalContent(), 'It is 21°C in Paris.');
+  const log = await upstream(2);
+  assert.equal(log[1].json.thinking.type, 'enabled');
+  assert.deepEqual(log[1].json.messages[1].content[0],
+    { type: 'thinking', thinking: 'Paris: look it up.', signature: 'sig-node-1' });
+  assert.equal(log[1].json.messages[1].content[1].id, 'toolu_node1');
+});
+
 // Token counts across wires (decision 0094): each SDK's count reaches any upstream whose wire
 // has a count, answered in the SDK's shape with the upstream's own number.
 const countAt = {
