@@ -125,7 +125,10 @@ struct rein_gateway_opts {
     int64_t lease_ms; /* a recorded request's hold on its conversation; 0: 30000 */
     /* Responses API answers kept in memory for previous_response_id and item_reference
      * (requests with store true, the API's default; decision 0090): at most keep_bytes bytes
-     * (0: 64 MiB; negative: none kept), each forgotten once unused for keep_ms (0: 24 h). */
+     * (0: 64 MiB; negative: none kept), each forgotten once unused for keep_ms (0: 24 h). As
+     * much again, with the same age, holds the reasoning of answers of calls to clients of
+     * another wire than the upstream's (Claude's thinking, Gemini's thought signatures), put
+     * back into their next step (decision 0102). */
     int64_t keep_bytes;
     int64_t keep_ms;
     /* Responses API requests with background true run at most this many at once, a client at
