@@ -1064,13 +1064,26 @@ static bool own_setting(const rein_model_request *req, const char *key)
            (req->nstop > 0 && !strcmp(key, "stopSequences"));
 }
 
+/* Gemini 3's thinkingLevel for e: Flash's four levels (minimal, low, medium, high; none is
+ * its minimal, as Gemini 3 cannot stop thinking), Pro's two (low up to low, high above). */
+static const char *gemini3_level(const char *model, enum rein_reasoning e)
+{
+    if (strstr(model, "flash"))
+        return e <= REIN_REASONING_MINIMAL  ? "minimal"
+               : e == REIN_REASONING_LOW    ? "low"
+               : e == REIN_REASONING_MEDIUM ? "medium"
+                                            : "high";
+    return e <= REIN_REASONING_LOW ? "low" : "high";
+}
+
 /* Gemini 2.5 Flash's and Flash-Lite's highest thinking budget (Pro's is 32,768). */
 #define FLASH_BUDGET_MAX 24576
 
 /*
  * thinkingConfig for the request's reasoning (decision 0095), with the thoughts' summaries, the
  * reasoning other wires show. Gemini 3 asks for a thinkingLevel, low or high (it cannot stop
- * thinking): an effort word becomes one; a budget goes as thinkingBudget, which every thinking
+ * thinking; Flash has four, decision 0099): an effort word becomes one; a budget goes as
+ * thinkingBudget, which every thinking
  * Gemini takes (Gemini 3 for compatibility).
  */
 static void thinking_config(struct rein_jw *w, const rein_provider *p,
@@ -1084,7 +1097,7 @@ static void thinking_config(struct rein_jw *w, const rein_provider *p,
     rein_jw_obj_begin(w);
     if (strncmp(base, "gemini-3", 8) == 0 && req->reasoning_budget <= 0) {
         rein_jw_key(w, "thinkingLevel");
-        rein_jw_str(w, e <= REIN_REASONING_LOW ? "low" : "high");
+        rein_jw_str(w, gemini3_level(base, e));
         budget = 1;
     } else {
         /* Flash and Flash-Lite think at most 24,576 tokens; Pro 32,768 */

@@ -719,6 +719,16 @@ static void test_claude_adaptive_thinking_and_effort(void **state)
     b = claude_body("openai-responses", NULL, REIN_REASONING_MAX, 0);
     assert_at(b, "reasoning", "{\"effort\": \"xhigh\"}");
     json_decref(b);
+    /* Gemini 3 Flash has four levels, Pro two */
+    b = claude_body("gemini", "gemini-3-flash-preview", REIN_REASONING_MEDIUM, 0);
+    assert_at(b, "generationConfig.thinkingConfig.thinkingLevel", "\"medium\"");
+    json_decref(b);
+    b = claude_body("gemini", "gemini-3.5-flash", REIN_REASONING_MINIMAL, 0);
+    assert_at(b, "generationConfig.thinkingConfig.thinkingLevel", "\"minimal\"");
+    json_decref(b);
+    b = claude_body("gemini", "gemini-3.1-pro-preview", REIN_REASONING_MEDIUM, 0);
+    assert_at(b, "generationConfig.thinkingConfig.thinkingLevel", "\"high\"");
+    json_decref(b);
     /* Gemini 2.5 Flash thinks at most 24,576 tokens */
     b = claude_body("gemini", "gemini-2.5-flash", REIN_REASONING_MAX, 0);
     assert_at(b, "generationConfig.thinkingConfig.thinkingBudget", "24576");
