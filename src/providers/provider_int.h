@@ -1079,8 +1079,11 @@ unsigned rein__openai_sampling(const char *model, bool thinks);
 /* Whether req asks its model to think: its reasoning setting (a budget, or an effort other than
  * none), else the configured reasoning_effort. */
 bool rein__request_thinks(const rein_provider *p, const rein_model_request *req);
-/* OpenAI's word for e: Claude's max is xhigh, OpenAI's highest. Static. */
-const char *rein__openai_effort(enum rein_reasoning e);
+/* OpenAI's word for e on model (may be NULL), the nearest level it has: Claude's max is xhigh,
+ * OpenAI's highest; on OpenAI's own reasoning models xhigh is high before GPT-5.2 (but 5.1's
+ * codex-max), none is minimal on GPT-5 and low on the o-series, minimal is low from GPT-5.1 on
+ * and on the o-series. Another name gets the word as asked. Static. */
+const char *rein__openai_effort(enum rein_reasoning e, const char *model);
 /* The call (borrowed) a tool result at i answers, by id, from the last assistant message
  * before it (as far as an encode_in hook may look), or NULL. */
 const json_t *rein__history_answered_call(const rein_history *h, size_t i, const char *id);

@@ -254,11 +254,34 @@ void rein__jw_reasoning_effort(struct rein_jw *jw, const rein_provider *p,
     if (e == REIN_REASONING_UNSET)
         return;
     rein_jw_key(jw, "reasoning_effort");
-    rein_jw_str(jw, rein__openai_effort(e));
+    rein_jw_str(jw, rein__openai_effort(e, rein__request_model(p, req)));
 }
 
-const char *rein__openai_effort(enum rein_reasoning e)
+/* The minor version of a "gpt-5.N" name (0 for gpt-5 itself), or -1 for another name. */
+static int gpt5_minor(const char *m)
 {
-    /* Claude's max is above every OpenAI word; xhigh is OpenAI's highest */
-    return e == REIN_REASONING_MAX ? efforts[REIN_REASONING_XHIGH].word : efforts[e].word;
+    if (strncmp(m, "gpt-5", 5) != 0 || (m[5] != '\0' && m[5] != '-' && m[5] != '.'))
+        return -1;
+    return m[5] == '.' && m[6] >= '1' && m[6] <= '9' ? m[6] - '0' : 0;
+}
+
+const char *rein__openai_effort(enum rein_reasoning e, const char *model)
+{
+    const char *m = model && strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
+    int minor = m ? gpt5_minor(m) : -1;
+    bool o_series = m && m[0] == 'o' && m[1] >= '1' && m[1] <= '9';
+    /* xhigh from GPT-5.2 on and on 5.1's codex-max; none from 5.1 on; minimal on 5.0 only */
+    bool xhigh = minor >= 2 || (minor == 1 && strstr(m, "codex-max"));
+
+    if (e == REIN_REASONING_MAX)
+        e = REIN_REASONING_XHIGH; /* Claude's max is above every OpenAI word */
+    if (minor < 0 && !o_series)
+        return efforts[e].word; /* another server's model: the word as asked */
+    if (e == REIN_REASONING_XHIGH && !xhigh)
+        e = REIN_REASONING_HIGH;
+    if (e == REIN_REASONING_NONE && (o_series || minor == 0))
+        e = o_series ? REIN_REASONING_LOW : REIN_REASONING_MINIMAL;
+    if (e == REIN_REASONING_MINIMAL && (o_series || minor >= 1))
+        e = REIN_REASONING_LOW;
+    return efforts[e].word;
 }

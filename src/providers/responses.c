@@ -1166,7 +1166,7 @@ static rein_err responses_build_body(rein_provider *p, const rein_model_request 
     if (effort != REIN_REASONING_UNSET) {
         rein_jw_key(&w, "reasoning");
         rein_jw_obj_begin(&w);
-        jw_member(&w, "effort", rein__openai_effort(effort));
+        jw_member(&w, "effort", rein__openai_effort(effort, model));
         rein_jw_obj_end(&w);
     }
     rein__jw_output_responses(&w, req);

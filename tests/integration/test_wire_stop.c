@@ -719,6 +719,33 @@ static void test_claude_adaptive_thinking_and_effort(void **state)
     b = claude_body("openai-responses", NULL, REIN_REASONING_MAX, 0);
     assert_at(b, "reasoning", "{\"effort\": \"xhigh\"}");
     json_decref(b);
+    /* OpenAI's reasoning models get the nearest word they have */
+    {
+        static const struct {
+            const char *model;
+            enum rein_reasoning effort;
+            const char *word;
+        } words[] = {
+            {"gpt-5.1", REIN_REASONING_MINIMAL, "\"low\""},
+            {"gpt-5-mini", REIN_REASONING_NONE, "\"minimal\""},
+            {"o3-mini", REIN_REASONING_NONE, "\"low\""},
+            {"o4-mini", REIN_REASONING_XHIGH, "\"high\""},
+            {"gpt-5-mini", REIN_REASONING_MAX, "\"high\""},
+            {"gpt-5.1-codex-max", REIN_REASONING_XHIGH, "\"xhigh\""},
+            {"gpt-5.2", REIN_REASONING_MAX, "\"xhigh\""},
+            {"gpt-5.2", REIN_REASONING_NONE, "\"none\""},
+            {"openai/gpt-5", REIN_REASONING_MINIMAL, "\"minimal\""},
+            {"qwen3-32b", REIN_REASONING_MINIMAL, "\"minimal\""},
+        };
+        for (size_t i = 0; i < REIN_ARRAY_SIZE(words); i++) {
+            b = claude_body("openai", words[i].model, words[i].effort, 0);
+            assert_at(b, "reasoning_effort", words[i].word);
+            json_decref(b);
+        }
+        b = claude_body("openai-responses", "gpt-5.1", REIN_REASONING_MINIMAL, 0);
+        assert_at(b, "reasoning.effort", "\"low\"");
+        json_decref(b);
+    }
     /* Gemini 3 Flash has four levels, Pro two */
     b = claude_body("gemini", "gemini-3-flash-preview", REIN_REASONING_MEDIUM, 0);
     assert_at(b, "generationConfig.thinkingConfig.thinkingLevel", "\"medium\"");
