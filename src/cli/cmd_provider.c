@@ -89,9 +89,9 @@ static void caps_usage(FILE *out)
     fprintf(out,
             "usage: rein provider caps MODEL\n\n"
             "Prints, as JSON, the capabilities rein assumes for MODEL: tools, parallel_tools,\n"
-            "streaming, confidence, context_window and reasoning (whether it takes a reasoning\n"
-            "effort or thinking budget; a configuration file's \"capabilities\" can override\n"
-            "them).\n\n"
+            "streaming, confidence, context_window, reasoning (whether it takes a reasoning\n"
+            "effort or thinking budget) and max_output (the most tokens one reply may ask for,\n"
+            "0 when not known); a configuration file's \"capabilities\" can override them.\n\n"
             "Exit status: 0, or 2 for usage.\n");
 }
 
@@ -298,10 +298,10 @@ static int cmd_caps(int argc, char **argv)
     if (rc)
         return rc == CLI_ARGS_HELP ? CLI_EXIT_OK : rc;
     rein_model_caps_lookup(model, &caps);
-    j = json_pack("{s:s, s:b, s:b, s:b, s:b, s:I, s:b}", "model", model, "tools", caps.tools,
+    j = json_pack("{s:s, s:b, s:b, s:b, s:b, s:I, s:b, s:I}", "model", model, "tools", caps.tools,
                   "parallel_tools", caps.parallel_tools, "streaming", caps.streaming, "confidence",
                   caps.confidence, "context_window", (json_int_t)caps.context_window, "reasoning",
-                  caps.reasoning);
+                  caps.reasoning, "max_output", (json_int_t)caps.max_output);
     rc = print_json(j);
     json_decref(j);
     return rc;

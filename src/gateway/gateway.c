@@ -798,7 +798,7 @@ static rein_err upstream_extra(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
         return out_rc;
     if (!own && !read_as && !chat_to_responses)
         rein__gw_reasoning(c);
-    if (!own && rein__gw_sampling(c))
+    if (!own && rein__gw_fit(c))
         return REIN_ENOMEM;
     if (!own && !read_as && strcmp(wire, rein__gw_responses.name) == 0 &&
         strcmp(rein__gw_body_wire(c), rein__gw_openai.name) == 0) {

@@ -828,10 +828,11 @@ rein_err rein__gw_metrics_init(rein_gateway *g, rein_error *err);
 /* The client's reasoning ask (its wire's member in c->req.passthrough) into c->mreq for an
  * upstream of another wire whose model takes one; the member then leaves c->req.dropped
  * (reasoning.c, decision 0095). */
-/* For an upstream of another wire: the client's temperature and top_p the upstream's model
- * refuses (rein_provider_sampling) are unset and named in the dropped list (the client's names).
- * REIN_ENOMEM only. */
-rein_err rein__gw_sampling(struct rein__gw_ctx *c);
+/* Fits the upstream request to the upstream's model, for a client of another wire: the client's
+ * temperature and top_p the model refuses (rein_provider_sampling) are unset and named in the
+ * dropped list (the client's names), and an output limit above the model's (its capabilities'
+ * max_output) is lowered to it. REIN_ENOMEM only. */
+rein_err rein__gw_fit(struct rein__gw_ctx *c);
 void rein__gw_reasoning(struct rein__gw_ctx *c);
 /* The reasoning ask of a client of wire in its passthrough members (borrowed): the member's
  * name as x-rein-dropped names it, with *effort and *budget (0: none) set; NULL when the body

@@ -6,7 +6,8 @@
  * for any other the member stays dropped and named, as a model that cannot reason answers the
  * same request without it, where the upstream would refuse the member. Likewise a sampling
  * setting the upstream's model refuses (Claude from 4.7 on, or both of them from 4.1 on;
- * decision 0101) is left out and named rather than sent to a certain 400.
+ * decision 0101) is left out and named rather than sent to a certain 400, and an output limit
+ * above the model's own is lowered to it (decision 0103).
  */
 #include "gateway_int.h"
 
@@ -135,8 +136,10 @@ static rein_err unsample(struct rein__gw_ctx *c, bool top_p)
                : REIN_OK;
 }
 
-rein_err rein__gw_sampling(struct rein__gw_ctx *c)
+rein_err rein__gw_fit(struct rein__gw_ctx *c)
 {
+    const char *model = c->g->model_from_client ? c->req.model : NULL;
+    struct rein_model_caps caps;
     /* the request as it goes up: its model, and the reasoning rein__gw_reasoning gave it */
     unsigned takes = rein_provider_sampling(c->g->provider, c->mreq);
     bool t = c->req.temperature >= 0, p = c->req.top_p >= 0;
@@ -150,5 +153,10 @@ rein_err rein__gw_sampling(struct rein__gw_ctx *c)
     /* one of the two: the temperature, the one Anthropic tells people to tune */
     if (!rc && p && (!(takes & REIN_SAMPLING_TOP_P) || (t && !(takes & REIN_SAMPLING_BOTH))))
         rc = unsample(c, true);
+    /* an output limit above the model's is the model's (decision 0103): Claude Code's 32,000
+     * to GPT-4o, which answers 400 to it */
+    rein_provider_model_caps(c->g->provider, model, &caps);
+    if (caps.max_output > 0 && c->req.max_tokens > caps.max_output)
+        rein_model_request_set_max_tokens(c->mreq, caps.max_output);
     return rc;
 }

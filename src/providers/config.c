@@ -104,46 +104,47 @@ static const struct {
     const char *prefix;
     struct rein_model_caps caps;
 } caps_table[] = {
-    /* prefix              tools  parallel stream confidence context reasoning */
-    {"gpt-4o", {true, true, true, true, 128000, false}},
-    {"gpt-4.1", {true, true, true, true, 1047576, false}},
-    {"gpt-4-turbo", {true, true, true, true, 128000, false}},
-    {"gpt-4", {true, true, true, true, 8192, false}},
-    {"gpt-5", {true, true, true, true, 400000, true}},
-    {"gpt-5-chat", {true, true, true, true, 400000, false}},
-    {"gpt-3.5-turbo", {true, true, true, false, 16385, false}},
-    {"o1", {true, true, true, false, 200000, true}},
-    {"o3", {true, true, true, false, 200000, true}},
-    {"o4", {true, true, true, false, 200000, true}},
-    {"codex", {true, true, true, false, 200000, true}},
-    {"gpt-oss", {true, true, true, false, 131072, true}},
-    {"claude-3", {true, true, true, true, 200000, false}},
-    {"claude-3-7", {true, true, true, true, 200000, true}},
-    {"claude-", {true, true, true, true, 200000, true}},
-    {"qwen-max", {true, true, true, false, 32768, false}},
-    {"qwen-plus", {true, true, true, false, 131072, false}},
-    {"qwen-turbo", {true, true, true, false, 1000000, false}},
-    {"qwen3", {true, true, true, false, 131072, false}},
-    {"qwen2.5", {true, true, true, false, 32768, false}},
-    {"qwen", {true, false, true, false, 32768, false}},
-    {"deepseek", {true, true, true, false, 128000, false}},
-    {"llama3", {true, false, true, false, 128000, false}},
-    {"llama-3", {true, false, true, false, 128000, false}},
-    {"mistral", {true, true, true, false, 32768, false}},
-    {"gemini", {true, true, true, false, 1000000, false}},
-    {"gemini-2.5", {true, true, true, false, 1000000, true}},
-    {"gemini-3", {true, true, true, false, 1000000, true}},
+    /* prefix    tools  parallel stream confidence context reasoning max_output (OpenAI and
+     * Google document each model's; 0 where rein does not know it) */
+    {"gpt-4o", {true, true, true, true, 128000, false, 16384}},
+    {"gpt-4.1", {true, true, true, true, 1047576, false, 32768}},
+    {"gpt-4-turbo", {true, true, true, true, 128000, false, 4096}},
+    {"gpt-4", {true, true, true, true, 8192, false, 8192}},
+    {"gpt-5", {true, true, true, true, 400000, true, 128000}},
+    {"gpt-5-chat", {true, true, true, true, 400000, false, 16384}},
+    {"gpt-3.5-turbo", {true, true, true, false, 16385, false, 4096}},
+    {"o1", {true, true, true, false, 200000, true, 100000}},
+    {"o3", {true, true, true, false, 200000, true, 100000}},
+    {"o4", {true, true, true, false, 200000, true, 100000}},
+    {"codex", {true, true, true, false, 200000, true, 0}},
+    {"gpt-oss", {true, true, true, false, 131072, true, 0}},
+    {"claude-3", {true, true, true, true, 200000, false, 0}},
+    {"claude-3-7", {true, true, true, true, 200000, true, 0}},
+    {"claude-", {true, true, true, true, 200000, true, 0}},
+    {"qwen-max", {true, true, true, false, 32768, false, 0}},
+    {"qwen-plus", {true, true, true, false, 131072, false, 0}},
+    {"qwen-turbo", {true, true, true, false, 1000000, false, 0}},
+    {"qwen3", {true, true, true, false, 131072, false, 0}},
+    {"qwen2.5", {true, true, true, false, 32768, false, 0}},
+    {"qwen", {true, false, true, false, 32768, false, 0}},
+    {"deepseek", {true, true, true, false, 128000, false, 0}},
+    {"llama3", {true, false, true, false, 128000, false, 0}},
+    {"llama-3", {true, false, true, false, 128000, false, 0}},
+    {"mistral", {true, true, true, false, 32768, false, 0}},
+    {"gemini", {true, true, true, false, 1000000, false, 0}},
+    {"gemini-2.5", {true, true, true, false, 1000000, true, 65536}},
+    {"gemini-3", {true, true, true, false, 1000000, true, 65536}},
     /* Bedrock model ids: the provider (and a cross-region profile) before the family. */
-    {"amazon.nova", {true, true, true, false, 300000, false}},
-    {"us.amazon.nova", {true, true, true, false, 300000, false}},
-    {"meta.llama3", {true, false, true, false, 128000, false}},
-    {"us.meta.llama3", {true, false, true, false, 128000, false}},
-    {"mistral.mistral-large", {true, true, true, false, 128000, false}},
-    {"grok", {true, true, true, false, 131072, false}},
+    {"amazon.nova", {true, true, true, false, 300000, false, 0}},
+    {"us.amazon.nova", {true, true, true, false, 300000, false, 0}},
+    {"meta.llama3", {true, false, true, false, 128000, false, 0}},
+    {"us.meta.llama3", {true, false, true, false, 128000, false, 0}},
+    {"mistral.mistral-large", {true, true, true, false, 128000, false, 0}},
+    {"grok", {true, true, true, false, 131072, false, 0}},
     /* the rules provider reads every result whole: nothing may be shortened for it */
-    {"rules", {true, false, false, false, INT64_C(1) << 40, false}},
+    {"rules", {true, false, false, false, INT64_C(1) << 40, false, 0}},
 };
-static const struct rein_model_caps default_caps = {true, false, true, false, 8192, false};
+static const struct rein_model_caps default_caps = {true, false, true, false, 8192, false, 0};
 
 static size_t prefix_len(const char *model, const char *prefix)
 {
@@ -675,7 +676,8 @@ static rein_err apply_caps(rein_provider_config *cfg, const json_t *obj, char *a
                            rein_error *err)
 {
     static const char *const flags[] = {
-        "tools", "parallel_tools", "streaming", "confidence", "context_window", "reasoning", NULL};
+        "tools",          "parallel_tools", "streaming",  "confidence",
+        "context_window", "reasoning",      "max_output", NULL};
     size_t base = strlen(at);
     const char *prefix, *name;
     json_t *v, *m;
@@ -697,12 +699,12 @@ static rein_err apply_caps(rein_provider_config *cfg, const json_t *obj, char *a
             at_push(at, size, name);
             if (!in_list(flags, name))
                 return unknown_key(err, name, flags, " in capabilities");
-            if (strcmp(name, "context_window") == 0) {
+            if (strcmp(name, "context_window") == 0 || strcmp(name, "max_output") == 0) {
                 if (!json_is_integer(m) || json_integer_value(m) <= 0)
-                    return rein_error_set(
-                        err, REIN_EINVAL,
-                        "capabilities.%s.context_window: must be a positive integer", prefix);
-                caps.context_window = json_integer_value(m);
+                    return rein_error_set(err, REIN_EINVAL,
+                                          "capabilities.%s.%s: must be a positive integer", prefix,
+                                          name);
+                *(name[0] == 'c' ? &caps.context_window : &caps.max_output) = json_integer_value(m);
             } else if (!json_is_boolean(m)) {
                 return rein_error_set(err, REIN_EINVAL, "capabilities.%s.%s: must be true or false",
                                       prefix, name);

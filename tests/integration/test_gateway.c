@@ -5189,7 +5189,16 @@ static void test_claude_sampling_settings(void **state)
 
     /* OpenAI's reasoning models take only the default; GPT-5.1 on while they do not reason */
     reasoning_start("openai");
-    script("[{\"text\":\"ok\"},{\"text\":\"ok\"},{\"text\":\"ok\"}]");
+    script("[{\"text\":\"ok\"},{\"text\":\"ok\"},{\"text\":\"ok\"},{\"text\":\"ok\"},"
+           "{\"text\":\"ok\"}]");
+    /* an output limit above the model's is the model's (decision 0103): Claude Code's 32,000 */
+    b = reasoning_sent("/v1/messages", "{\"model\":\"gpt-4o\",\"max_tokens\":32000," USER "}",
+                       &dropped);
+    assert_int_equal(json_integer_value(json_object_get(b, "max_tokens")), 16384);
+    assert_string_equal(dropped, "");
+    b = reasoning_sent("/v1/messages", "{\"model\":\"gpt-4o\",\"max_tokens\":1000," USER "}",
+                       &dropped);
+    assert_int_equal(json_integer_value(json_object_get(b, "max_tokens")), 1000);
     b = reasoning_sent("/v1beta/models/gpt-5-mini:generateContent",
                        "{" G_USER ",\"generationConfig\":{\"temperature\":0,\"topP\":1}}",
                        &dropped);
