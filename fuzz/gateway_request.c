@@ -66,25 +66,35 @@ static void check_error(const struct rein__gw_wire *wire, const struct rein__gw_
     rein_buf_release(&out);
 }
 
-/* The upstream a request of another wire goes to: an Anthropic provider, made once and kept
- * (reachable, so no leak), which takes images and PDFs in a user message but no audio. */
+/* A provider of preset for model (key may be NULL), made once per slot and kept (reachable, so
+ * no leak); aborts when it cannot be made. */
+static rein_provider *kept_upstream(rein_provider **slot, const char *preset, const char *model,
+                                    const char *key)
+{
+    rein_provider_config *cfg;
+
+    if (*slot)
+        return *slot;
+    cfg = rein_provider_config_new();
+    if (!cfg || rein_provider_config_set_provider(cfg, preset, NULL) ||
+        rein_provider_config_set_model(cfg, model) ||
+        (key && rein_provider_config_set_api_key(cfg, key)) ||
+        rein_provider_config_set_base_url(cfg, "http://127.0.0.1:9"))
+        abort();
+    *slot = rein_provider_new(cfg, NULL);
+    rein_provider_config_free(cfg);
+    if (!*slot)
+        abort();
+    return *slot;
+}
+
+/* The upstream a request of another wire goes to: an Anthropic provider, which takes images
+ * and PDFs in a user message but no audio. */
 static const rein_provider *other_upstream(void)
 {
     static rein_provider *p;
-    rein_provider_config *cfg;
 
-    if (p)
-        return p;
-    cfg = rein_provider_config_new();
-    if (!cfg || rein_provider_config_set_provider(cfg, "anthropic", NULL) ||
-        rein_provider_config_set_model(cfg, "m") ||
-        rein_provider_config_set_base_url(cfg, "http://127.0.0.1:9"))
-        abort();
-    p = rein_provider_new(cfg, NULL);
-    rein_provider_config_free(cfg);
-    if (!p)
-        abort();
-    return p;
+    return kept_upstream(&p, "anthropic", "m", NULL);
 }
 
 /* A user or tool message's attachments (decisions 0097, 0098) are of the neutral shape, base64,
@@ -459,25 +469,12 @@ static void check_anthropic_count(const char *body, size_t len)
     rein__gw_req_release(&r);
 }
 
-/* A Bedrock upstream (an API key, so no AWS credentials are looked for), made once and kept. */
+/* A Bedrock upstream (an API key, so no AWS credentials are looked for). */
 static rein_provider *bedrock_upstream(void)
 {
     static rein_provider *p;
-    rein_provider_config *cfg;
 
-    if (p)
-        return p;
-    cfg = rein_provider_config_new();
-    if (!cfg || rein_provider_config_set_provider(cfg, "bedrock", NULL) ||
-        rein_provider_config_set_model(cfg, "anthropic.claude-m-v1:0") ||
-        rein_provider_config_set_api_key(cfg, "k") ||
-        rein_provider_config_set_base_url(cfg, "http://127.0.0.1:9"))
-        abort();
-    p = rein_provider_new(cfg, NULL);
-    rein_provider_config_free(cfg);
-    if (!p)
-        abort();
-    return p;
+    return kept_upstream(&p, "bedrock", "anthropic.claude-m-v1:0", "k");
 }
 
 /* Whether every member of o is one of names. */
