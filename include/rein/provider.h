@@ -573,6 +573,10 @@ REIN_EXTERN bool rein_provider_takes_media(const rein_provider *p, const char *m
 #define REIN_SAMPLING_BOTH        4u
 #define REIN_SAMPLING_ALL         (REIN_SAMPLING_TEMPERATURE | REIN_SAMPLING_TOP_P | REIN_SAMPLING_BOTH)
 REIN_EXTERN unsigned rein_provider_sampling(const rein_provider *p, const rein_model_request *req);
+/* Whether req (borrowed) asks p's model to think: its reasoning setting (a budget, or an effort
+ * other than none), else p's configured reasoning_effort. */
+REIN_EXTERN bool rein_provider_request_thinks(const rein_provider *p,
+                                              const rein_model_request *req);
 /* True when p's wire has a token count. */
 REIN_EXTERN bool rein_provider_can_count(const rein_provider *p);
 /*

@@ -648,9 +648,8 @@ struct rein__gw_ctx {
     char id[REIN_ID_MAX]; /* the answer's id (chatcmpl-…, msg_…) */
     int64_t created;      /* seconds since the epoch */
     const char *model;    /* what the answer names as its model */
-    /* The client's reasoning ask was mapped to the upstream's thinking (rein__gw_reasoning),
-     * and the member it was written in (static); thinks is false for an ask of none. */
-    bool thinks;
+    /* The member the client's reasoning ask was written in, when rein__gw_reasoning mapped it
+     * to the upstream's (static; NULL: none was). */
     const char *reasoning_name;
     json_t *seen_ids; /* call ids of the history and of the answer: {id: true} */
     /* the current round */

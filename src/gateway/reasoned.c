@@ -249,7 +249,9 @@ static rein_err claude_without_thinking(struct rein__gw_ctx *c)
     size_t n = rein_history_len(c->req.h), at;
     const json_t *msg;
 
-    if (!c->thinks || (strcmp(wire, "anthropic") != 0 && strcmp(wire, "bedrock") != 0))
+    /* the client's ask, or the provider's configured reasoning_effort */
+    if (!rein_provider_request_thinks(c->g->provider, c->mreq) ||
+        (strcmp(wire, "anthropic") != 0 && strcmp(wire, "bedrock") != 0))
         return REIN_OK;
     if ((at = final_call_turn(c->req.h)) == n)
         return REIN_OK;
@@ -257,7 +259,8 @@ static rein_err claude_without_thinking(struct rein__gw_ctx *c)
     if (!json_array_size(json_object_get(msg, "tool_calls")) || has_thinking(msg))
         return REIN_OK;
     rein_model_request_set_reasoning(c->mreq, REIN_REASONING_NONE, 0);
-    c->thinks = false;
+    if (!c->reasoning_name) /* rein's own configured reasoning: no member of the client's */
+        return REIN_OK;
     rein__gw_unlist(c->req.dropped, c->reasoning_name);
     return json_array_append_new(c->req.dropped, json_string(c->reasoning_name)) ? REIN_ENOMEM
                                                                                  : REIN_OK;

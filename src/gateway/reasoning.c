@@ -112,7 +112,6 @@ void rein__gw_reasoning(struct rein__gw_ctx *c)
     if (!caps.reasoning)
         return;
     rein_model_request_set_reasoning(c->mreq, effort, budget);
-    c->thinks = budget > 0 || effort > REIN_REASONING_NONE;
     c->reasoning_name = name;
     rein__gw_unlist(c->req.dropped, name);
     if (c->wire == &rein__gw_anthropic) /* thinking at output_config's effort: both taken */

@@ -943,6 +943,11 @@ bool rein_provider_writes_reasoning(const rein_provider *p, const char *model)
     return p->wire->reasoning_for ? model && p->wire->reasoning_for(model) : p->wire->reasoning;
 }
 
+bool rein_provider_request_thinks(const rein_provider *p, const rein_model_request *req)
+{
+    return rein__request_thinks(p, req);
+}
+
 unsigned rein_provider_sampling(const rein_provider *p, const rein_model_request *req)
 {
     return p->wire && p->wire->sampling

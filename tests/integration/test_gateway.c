@@ -39,6 +39,7 @@ static int next_background;          /* the next gateway's background_max (0: it
 static const char *next_server_keys; /* the next server's API keys (NULL: none) */
 static bool next_model_from_client;  /* the next gateway asks the model the client names */
 static int64_t next_keep_bytes;      /* the next gateway's keep_bytes (0: its default) */
+static const char *next_reasoning;   /* the next upstream's configured reasoning_effort */
 
 static rein_provider *provider(const char *wire, const char *key)
 {
@@ -64,6 +65,10 @@ static rein_provider *provider(const char *wire, const char *key)
     assert_rein_ok(rein_provider_config_set_model(cfg, "gw-model"), NULL);
     if (key)
         assert_rein_ok(rein_provider_config_set_api_key(cfg, key), NULL);
+    if (next_reasoning)
+        assert_rein_ok(rein_provider_config_set(cfg, "reasoning_effort", next_reasoning, &err),
+                       &err);
+    next_reasoning = NULL;
     p = rein_provider_new(cfg, &err);
     rein_provider_config_free(cfg);
     if (!p)
@@ -5390,6 +5395,25 @@ static void test_claude_asked_without_thinking_when_nothing_is_kept(void **state
     assert_string_equal(dropped, "[\"reasoning_effort\"]");
     assert_null(json_object_get(b, "thinking"));
     assert_null(json_object_get(b, "output_config"));
+
+    /* thinking rein's configuration asks (reasoning_effort) falls back alike, naming nothing
+     * of the client's */
+    teardown(NULL);
+    next_model_from_client = true;
+    next_reasoning = "low";
+    start_with("anthropic", NULL, 0);
+    script("[{\"text\":\"ok\"}]");
+    b = step_as(NULL, "/v1/chat/completions",
+                "{\"model\":\"claude-sonnet-4-5\"," TOOLS ",\"messages\":[{\"role\":\"user\","
+                "\"content\":\"weather in Paris?\"},{\"role\":\"assistant\",\"content\":null,"
+                "\"tool_calls\":[{\"id\":\"toolu_c\",\"type\":\"function\",\"function\":{"
+                "\"name\":\"get_weather\",\"arguments\":\"{}\"}}]},{\"role\":\"tool\","
+                "\"tool_call_id\":\"toolu_c\",\"content\":\"18C\"}]}",
+                dropped, sizeof(dropped), &r);
+    th_resp_free(&r);
+    assert_string_equal(dropped, "");
+    assert_string_equal(th_jstr(json_object_get(b, "thinking"), "type"), "disabled");
+    reasoning_start("anthropic");
 
     /* a first step (no final turn of calls) keeps its thinking */
     script("[{\"text\":\"ok\"}]");
