@@ -1253,6 +1253,7 @@ static rein_err answer_follows(struct rein__gw_ctx *c, const rein_model_response
     if (rc || !problem)
         return rc;
     *ok = false;
+    rein__gw_record_invalid_answer(c);
     if (!c->problems)
         c->problems = json_array();
     if (!c->problems || json_object_set_new(problem, "round", json_integer(c->round))) {
@@ -1559,6 +1560,13 @@ static rein_err take_extra(struct rein__gw_req *r, const json_t *extra)
     return REIN_OK;
 }
 
+const char *rein__gw_owner(struct rein__gw_ctx *c)
+{
+    if (!c->owner[0])
+        rein__gw_kept_owner(presented_key(c->call), c->owner);
+    return c->owner;
+}
+
 /* The client's body (len bytes) read into c->req and the upstream request c->mreq made from
  * it: REIN_EINVAL with bad filled for a request refused, REIN_ENOMEM. */
 static rein_err parse_request(struct rein__gw_ctx *c, const char *body, size_t len,
@@ -1566,9 +1574,8 @@ static rein_err parse_request(struct rein__gw_ctx *c, const char *body, size_t l
 {
     rein_err rc = read_options(c, bad) ? REIN_OK : REIN_EINVAL;
 
-    rein__gw_kept_owner(presented_key(c->call), c->owner);
     if (!rc && c->wire->convert) {
-        struct rein__gw_refs refs = {&c->g->kept, c->owner, c->job != NULL};
+        struct rein__gw_refs refs = {&c->g->kept, rein__gw_owner(c), c->job != NULL};
         rc = c->wire->convert(rein_provider_wire(c->g->provider), &refs, body, len, &c->conv,
                               &c->conv_extra, bad);
     }

@@ -522,6 +522,7 @@ char *rein__gw_custom_input(const char *args);
 
 struct rein__gw_metrics {
     rein_metric *invalid, *repairs, *text_calls, *reasks, *upstream;
+    rein_metric *invalid_answers; /* answers that did not follow the asked form (decision 0100) */
     rein_metric *kept_bytes, *kept_responses; /* gauges of the kept responses (kept.c) */
     rein_metric *background;                  /* background responses running */
 };
@@ -687,8 +688,11 @@ struct rein__gw_ctx {
     json_t *rs_items;
     json_t *rs_annots; /* the open message's annotations in this wire's shape, or NULL */
     struct rein_buf rs_text;
-    char rs_item[256];                  /* rein's id, or a Responses upstream's (reasoning) */
-    char owner[REIN__GW_OWNER_LEN + 1]; /* the client, in the kept responses */
+    char rs_item[256]; /* rein's id, or a Responses upstream's (reasoning) */
+    /* the client, in the kept responses and reasoning: rein__gw_owner() fills it when first
+     * asked (a hash the plain path does not need); a Responses client's is filled as its body
+     * is read */
+    char owner[REIN__GW_OWNER_LEN + 1];
     struct rein_buf up_tools; /* a Responses upstream's own tools (rein__gw_rs_native_tools) */
     int64_t rs_seq;
     /* A wire read as another's (wire->convert): the body the parser read, and what the
@@ -814,8 +818,11 @@ void rein__gw_record_upstream(struct rein__gw_ctx *c, rein_err rc, const rein_er
                               const rein_model_response *resp, int64_t ms);
 /* One checked call (c->rc[i]): the check event, the metrics, the ledger for an invalid one. */
 void rein__gw_record_check(struct rein__gw_ctx *c, size_t i);
-/* A re-ask of round c->round. */
+/* A re-ask of round c->round: of its invalid calls, or of its answer when it has no calls (the
+ * tool label "(answer)", which no tool name can be). */
 void rein__gw_record_reask(struct rein__gw_ctx *c);
+/* An answer of round c->round that did not follow the form the client asked for. */
+void rein__gw_record_invalid_answer(struct rein__gw_ctx *c);
 /* The end: the answer's status, the reply as a message, the result event; closes the
  * conversation. */
 void rein__gw_record_close(struct rein__gw_ctx *c, int status);
@@ -832,6 +839,8 @@ rein_err rein__gw_metrics_init(rein_gateway *g, rein_error *err);
  * dropped list (the client's names), and an output limit above the model's (its capabilities'
  * max_output) is lowered to it. REIN_ENOMEM only. */
 rein_err rein__gw_fit(struct rein__gw_ctx *c);
+/* The client's name in the kept stores (c->owner, hashed from its key when first asked). */
+const char *rein__gw_owner(struct rein__gw_ctx *c);
 void rein__gw_reasoning(struct rein__gw_ctx *c);
 /* The reasoning ask of a client of wire in its passthrough members (borrowed): the member's
  * name as x-rein-dropped names it, with *effort and *budget (0: none) set; NULL when the body

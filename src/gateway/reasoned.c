@@ -145,7 +145,7 @@ void rein__gw_reasoned_keep(struct rein__gw_ctx *c)
     none = e ? json_array() : NULL;
     /* a reasoning that cannot be kept (memory) costs the client the fallback, not the answer */
     if (e && none)
-        (void)rein__gw_kept_put(&c->g->reasoned, c->owner, c->out[0].id, NULL, none, e);
+        (void)rein__gw_kept_put(&c->g->reasoned, rein__gw_owner(c), c->out[0].id, NULL, none, e);
     json_decref(none);
     json_decref(e);
     json_decref(msg);
@@ -212,8 +212,8 @@ static rein_err restore(struct rein__gw_ctx *c)
         if (strcmp(str(msg, "role"), "assistant") != 0 || !json_array_size(calls) ||
             has_signed(msg))
             continue;
-        rc = rein__gw_kept_get(&c->g->reasoned, c->owner, str(json_array_get(calls, 0), "id"), &e,
-                               NULL);
+        rc = rein__gw_kept_get(&c->g->reasoned, rein__gw_owner(c),
+                               str(json_array_get(calls, 0), "id"), &e, NULL);
         if (rc == REIN_ENOTFOUND) {
             rc = REIN_OK;
             continue;

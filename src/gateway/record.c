@@ -33,6 +33,7 @@ rein_err rein__gw_metrics_init(rein_gateway *g, rein_error *err)
     static const char *const mt[] = {"model", "tool", NULL};
     static const char *const mtc[] = {"model", "tool", "code", NULL};
     static const char *const ms[] = {"model", "outcome", NULL};
+    static const char *const m1[] = {"model", NULL};
 
     g->m.invalid =
         rein_metrics_family(g->metrics, REIN_METRIC_COUNTER, "rein_gateway_invalid_calls_total",
@@ -51,6 +52,10 @@ rein_err rein__gw_metrics_init(rein_gateway *g, rein_error *err)
                                       "Invalid tool calls the model was asked to fix, by model "
                                       "and tool",
                                       mt, NULL, 0, err);
+    g->m.invalid_answers = rein_metrics_family(
+        g->metrics, REIN_METRIC_COUNTER, "rein_gateway_invalid_answers_total",
+        "Answers that did not follow the structured output the client asked for, by model", m1,
+        NULL, 0, err);
     g->m.upstream =
         rein_metrics_family(g->metrics, REIN_METRIC_COUNTER, "rein_gateway_upstream_calls_total",
                             "Calls to the upstream model, by model and outcome", ms, NULL, 0, err);
@@ -66,8 +71,9 @@ rein_err rein__gw_metrics_init(rein_gateway *g, rein_error *err)
     g->m.background =
         rein_metrics_family(g->metrics, REIN_METRIC_GAUGE, "rein_gateway_background_responses",
                             "Responses API requests running in the background", NULL, NULL, 0, err);
-    if (!g->m.invalid || !g->m.repairs || !g->m.text_calls || !g->m.reasks || !g->m.upstream ||
-        !g->m.kept_bytes || !g->m.kept_responses || !g->m.background)
+    if (!g->m.invalid || !g->m.repairs || !g->m.text_calls || !g->m.reasks ||
+        !g->m.invalid_answers || !g->m.upstream || !g->m.kept_bytes || !g->m.kept_responses ||
+        !g->m.background)
         return err && err->code ? err->code : REIN_ENOMEM;
     return REIN_OK;
 }
@@ -465,6 +471,13 @@ void rein__gw_record_check(struct rein__gw_ctx *c, size_t i)
     record_obj(c, "check", &w, &b);
 }
 
+void rein__gw_record_invalid_answer(struct rein__gw_ctx *c)
+{
+    const char *labels[] = {c->model ? c->model : "unknown", NULL};
+
+    rein_metric_add(c->g->m.invalid_answers, labels, 1);
+}
+
 void rein__gw_record_reask(struct rein__gw_ctx *c)
 {
     struct rein_buf b;
@@ -475,6 +488,10 @@ void rein__gw_record_reask(struct rein__gw_ctx *c)
         if (c->rc[i].verdict == REIN__GW_INVALID)
             rein_metric_add(c->g->m.reasks, labels, 1);
     }
+    if (c->nrc == 0) /* the answer's form (decision 0100) */
+        rein_metric_add(c->g->m.reasks,
+                        (const char *const[]){c->model ? c->model : "unknown", "(answer)", NULL},
+                        1);
     if (!c->session)
         return;
     event_begin(&b, &w, "reask");

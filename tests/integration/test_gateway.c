@@ -6445,6 +6445,16 @@ static void test_structured_answer_is_checked(void **state)
     up = ms_request(F->ms, 2)->json;
     assert_non_null(strstr(last_user_text(up), "/age: must be integer"));
     assert_non_null(strstr(last_user_text(up), "\"person\""));
+    /* both invalid answers and their re-asks are counted */
+    {
+        rein_metric *f = rein_metrics_family(F->metrics, REIN_METRIC_COUNTER,
+                                             "rein_gateway_invalid_answers_total", NULL,
+                                             (const char *[]){"model", NULL}, NULL, 0, NULL);
+        assert_true(rein_metric_value(f, (const char *[]){"gw-model", NULL}) == 2);
+        f = rein_metrics_family(F->metrics, REIN_METRIC_COUNTER, "rein_gateway_reasks_total", NULL,
+                                (const char *[]){"model", "tool", NULL}, NULL, 0, NULL);
+        assert_true(rein_metric_value(f, (const char *[]){"gw-model", "(answer)", NULL}) == 2);
+    }
 
     /* the error policy: a 422 naming the member, with the problem */
     script("[{\"text\":\"[1,2]\"}]");
