@@ -5334,6 +5334,45 @@ static void test_reasoning_kept_for_a_chat_client_of_claude(void **state)
     chat_loop_to_claude("claude-opus-4-7", "toolu_a4", true);
 }
 
+static const char *jstr_at(const json_t *v, const char *path);
+
+/* Bedrock's Claude alike: the kept thinking goes back as the assistant message's first
+ * reasoningContent block; nothing kept, the step is asked without thinking (the model server
+ * refuses otherwise, as Bedrock passes Anthropic's refusal on). */
+static void test_reasoning_kept_for_a_chat_client_of_bedrock_claude(void **state)
+{
+    struct th_resp r;
+    const json_t *b;
+    char dropped[128];
+
+    (void)state;
+    teardown(NULL);
+    next_model_from_client = true;
+    start_with("bedrock", "bedrock-api-key", 0);
+    script("[" CLAUDE_CALL_REPLY("toolu_b1", "Paris, then.", "sig-b1") ",{\"text\":\"18C\"},"
+                                                                       "{\"text\":\"18C\"}]");
+    (void)step_as(NULL, "/v1/chat/completions",
+                  "{\"model\":\"us.anthropic.claude-sonnet-4-5-v1:0\"," TOOLS "," USER
+                  ",\"reasoning_effort\":\"high\"}",
+                  NULL, 0, &r);
+    assert_non_null(strstr(r.body, "toolu_b1"));
+    th_resp_free(&r);
+    b = step_as(NULL, "/v1/chat/completions",
+                CHAT_STEP2("us.anthropic.claude-sonnet-4-5-v1:0", "toolu_b1", ""), dropped,
+                sizeof(dropped), &r);
+    th_resp_free(&r);
+    assert_string_equal(dropped, "");
+    assert_string_equal(jstr_at(b, "additionalModelRequestFields.thinking.type"), "enabled");
+    assert_string_equal(jstr_at(b, "messages.1.content.0.reasoningContent.reasoningText.signature"),
+                        "sig-b1");
+    b = step_as(NULL, "/v1/chat/completions",
+                CHAT_STEP2("us.anthropic.claude-sonnet-4-5-v1:0", "toolu_b9", ""), dropped,
+                sizeof(dropped), &r);
+    th_resp_free(&r);
+    assert_string_equal(dropped, "[\"reasoning_effort\"]");
+    assert_string_equal(jstr_at(b, "additionalModelRequestFields.thinking.type"), "disabled");
+}
+
 /* A Responses client's tool loop (store false: the whole input sent again) with
  * reasoning.effort to Claude: the same, through the Responses conversion. */
 static void test_reasoning_kept_for_a_responses_client_of_claude(void **state)
@@ -6544,6 +6583,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_structured_answer_streams_once_checked, teardown),
         cmocka_unit_test_teardown(test_reasoning_kept_for_a_chat_client_of_claude, teardown),
         cmocka_unit_test_teardown(test_reasoning_kept_for_a_responses_client_of_claude, teardown),
+        cmocka_unit_test_teardown(test_reasoning_kept_for_a_chat_client_of_bedrock_claude,
+                                  teardown),
         cmocka_unit_test_teardown(test_claude_asked_without_thinking_when_nothing_is_kept,
                                   teardown),
         cmocka_unit_test_teardown(test_reasoning_kept_within_the_bound, teardown),

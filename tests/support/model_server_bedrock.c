@@ -463,6 +463,42 @@ static bool bd_members_ok(const json_t *o, const char *const *top, size_t n, str
 }
 
 /* A Converse request's members (whichever of them body has) as Converse checks them. */
+/*
+ * Claude's rule through Bedrock: with thinking on (additionalModelRequestFields.thinking of type
+ * enabled or adaptive), the assistant message whose toolUse blocks the last user message's
+ * toolResult blocks answer must start with its reasoningContent block; Bedrock passes
+ * Anthropic's refusal on inside its own.
+ */
+static bool bd_final_thinking_ok(const json_t *body, struct ms_verdict *v)
+{
+    const json_t *extra = json_object_get(body, "additionalModelRequestFields");
+    const char *type = bd_str(json_object_get(extra, "thinking"), "type");
+    const json_t *msgs = json_object_get(body, "messages");
+    size_t n = json_array_size(msgs), i;
+    const json_t *last, *prev, *blk;
+    bool results = false;
+
+    if (!type || (strcmp(type, "enabled") != 0 && strcmp(type, "adaptive") != 0) || n < 2)
+        return true;
+    last = json_array_get(msgs, n - 1);
+    prev = json_array_get(msgs, n - 2);
+    json_array_foreach(json_object_get(last, "content"), i, blk)
+    {
+        results = results || json_object_get(blk, "toolResult") != NULL;
+    }
+    if (!results || !bd_str(prev, "role") || strcmp(bd_str(prev, "role"), "assistant") != 0 ||
+        json_object_get(json_array_get(json_object_get(prev, "content"), 0), "reasoningContent"))
+        return true;
+    return bd_fail(v, 400, "ValidationException",
+                   "The model returned the following errors: messages.%zu.content.0.type: "
+                   "Expected `thinking` or `redacted_thinking`, but found `tool_use`. When "
+                   "`thinking` is enabled, a final `assistant` message must start with a thinking "
+                   "block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). "
+                   "We recommend you include thinking blocks from previous turns. To avoid this "
+                   "requirement, disable `thinking`.",
+                   n - 2);
+}
+
 static bool bd_converse_ok(json_t *body, struct ms_verdict *v)
 {
     const json_t *tc = json_object_get(body, "toolConfig"), *t;
@@ -478,7 +514,8 @@ static bool bd_converse_ok(json_t *body, struct ms_verdict *v)
         if (!bd_str(t, "text") || !bd_str(t, "text")[0])
             return bd_fail(v, 400, "ValidationException", "system.%zu: text must not be blank", i);
     }
-    if (!bd_messages_ok(json_object_get(body, "messages"), &tools_used, v))
+    if (!bd_messages_ok(json_object_get(body, "messages"), &tools_used, v) ||
+        !bd_final_thinking_ok(body, v))
         return false;
     if (tools_used && !tc)
         return bd_fail(v, 400, "ValidationException",
