@@ -25,10 +25,11 @@ static const char *const handled[] = {
     "model",       "messages", "system", "tools",          "tool_choice", "max_tokens",
     "temperature", "top_p",    "stream", "stop_sequences", NULL,
 };
-/* Members another wire may drop: bookkeeping, and extended thinking (the upstream's model
- * answers the same request without it, as the Responses wire's reasoning is dropped); an
- * output_config of an effort alone is one too (decision 0099). */
-static const char *const droppable[] = {"metadata", "service_tier", "thinking", NULL};
+/* Members another wire may drop: bookkeeping, extended thinking (the upstream's model answers
+ * the same request without it, as the Responses wire's reasoning is dropped) and top_k, a
+ * sampling hint as Gemini's topK is; an output_config of an effort alone is one too (decision
+ * 0099). */
+static const char *const droppable[] = {"metadata", "service_tier", "thinking", "top_k", NULL};
 
 /* output_config holding its effort and nothing else: how hard Claude works, as thinking. */
 static bool effort_only(const json_t *v)

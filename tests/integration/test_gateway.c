@@ -292,11 +292,13 @@ static void test_unknown_members(void **state)
     script("[{\"text\":\"ok\"}]");
     th_http("POST", u("/v1/messages"),
             "{\"model\":\"m\",\"max_tokens\":4096,\"thinking\":{\"type\":\"enabled\","
-            "\"budget_tokens\":2048}," USER "}",
+            "\"budget_tokens\":2048},\"top_k\":40," USER "}",
             (const char *[]){"anthropic-version: 2023-06-01", NULL}, &r);
     if (r.status != 200)
         fail_msg("%ld %s", r.status, r.body);
     assert_non_null(strstr(th_header(&r, "x-rein-dropped"), "thinking"));
+    /* top_k, a sampling hint other wires have no word for, likewise */
+    assert_non_null(strstr(th_header(&r, "x-rein-dropped"), "top_k"));
     th_resp_free(&r);
     q = ms_last_request(F->ms);
     assert_null(json_object_get(q->json, "thinking"));
