@@ -1184,9 +1184,14 @@ static void attachment_note_in(struct rein_buf *b, const json_t *att, const char
     (void)rc;
 }
 
-void rein__attachment_note(struct rein_buf *b, const json_t *att, const char *wire)
+/* The note of an attachment the wire carries elsewhere: where tells where. */
+static void taken_note_in(struct rein_buf *b, const json_t *att, const char *where)
 {
-    attachment_note_in(b, att, wire, "a tool result");
+    /* Out of memory the note is left out, as attachment_note_in's is. */
+    rein_err rc = rein_buf_addf(b, "\n(attachment %lld, %s, %s)",
+                                (long long)json_integer_value(json_object_get(att, "index")),
+                                rein__json_str(att, "mime_type"), where);
+    (void)rc;
 }
 
 void rein__jw_data_url(struct rein_jw *w, const char *key, const json_t *att)
@@ -1241,11 +1246,11 @@ void rein__jw_attachments(struct rein_jw *w, const json_t *msg, const char *wire
 
 void rein__jw_tool_text(struct rein_jw *w, const json_t *msg, const char *wire)
 {
-    rein__jw_text_notes(w, msg, wire, NULL);
+    rein__jw_text_notes(w, msg, wire, NULL, NULL);
 }
 
 void rein__jw_text_notes(struct rein_jw *w, const json_t *msg, const char *wire,
-                         bool (*taken)(const char *mime))
+                         bool (*taken)(const char *mime), const char *taken_where)
 {
     const json_t *atts = json_object_get(msg, "attachments");
     struct rein_buf text;
@@ -1264,6 +1269,8 @@ void rein__jw_text_notes(struct rein_jw *w, const json_t *msg, const char *wire,
     {
         if (!taken || !taken(rein__json_str(a, "mime_type")))
             attachment_note_in(&text, a, wire, attachment_place(msg));
+        else if (taken_where)
+            taken_note_in(&text, a, taken_where);
     }
     /* a message of media alone: the notes without the newline that would follow its text */
     rein_jw_strn(w, text.ptr + (blank && text.len), text.len - (blank && text.len));

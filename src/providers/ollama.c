@@ -216,7 +216,7 @@ static rein_err ollama_encode_message(const rein_provider *p, const json_t *msg,
     if (strcmp(role, "tool") == 0)
         rein__jw_tool_text(&w, msg, "Ollama's chat API");
     else if (strcmp(role, "user") == 0)
-        rein__jw_text_notes(&w, msg, "Ollama's chat API", ollama_takes_media);
+        rein__jw_text_notes(&w, msg, "Ollama's chat API", ollama_takes_media, NULL);
     else
         rein_jw_str(&w, rein__json_str(msg, "content"));
     if (strcmp(role, "user") == 0)

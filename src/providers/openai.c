@@ -528,41 +528,13 @@ static void user_content(const rein_provider *p, struct rein_jw *w, const json_t
  */
 static void tool_text(const rein_provider *p, struct rein_jw *w, const json_t *msg)
 {
-    const json_t *atts = json_object_get(msg, "attachments");
-    struct rein_buf text;
-    size_t i;
-    json_t *a;
-    bool blank;
-    rein_err rc;
-
-    if (!json_array_size(atts) || !p->wire || !p->wire->takes_media) {
-        rein__jw_tool_text(w, msg,
-                           p->wire && p->wire->takes_media ? "the OpenAI chat completions API"
-                                                           : "DashScope's native API");
+    if (!p->wire || !p->wire->takes_media) {
+        rein__jw_tool_text(w, msg, "DashScope's native API");
         return;
     }
-    rein_buf_init(&text, 0);
-    rc = rein_buf_adds(&text, rein__json_str(msg, "content"));
-    blank = text.len == 0;
-    json_array_foreach(atts, i, a)
-    {
-        const char *mime = rein__json_str(a, "mime_type");
-        if (rc)
-            break;
-        if (user_part_type(mime))
-            rc = rein_buf_addf(&text,
-                               "\n(attachment %lld, %s, is in the user message after the tool "
-                               "results: the OpenAI chat completions API takes media in user "
-                               "messages only)",
-                               (long long)json_integer_value(json_object_get(a, "index")), mime);
-        else
-            rein__attachment_note(&text, a, "the OpenAI chat completions API");
-    }
-    if (rc)
-        w->err = rc;
-    /* media alone: the notes without the newline that would follow its text */
-    rein_jw_strn(w, text.ptr + (blank && text.len), text.len - (blank && text.len));
-    rein_buf_release(&text);
+    rein__jw_text_notes(w, msg, "the OpenAI chat completions API", openai_takes_media,
+                        "is in the user message after the tool results: the OpenAI chat "
+                        "completions API takes media in user messages only");
 }
 
 /* Whether tool message msg has an attachment this wire carries in a user message. */

@@ -1143,9 +1143,6 @@ rein_err rein__replay_next(struct rein__replay *rp, const char *body, size_t bod
                            const char **content_type, const char **resp, size_t *resp_len,
                            const char **wire, rein_error *err) REIN_WUR;
 
-/* Appends to b that attachment att (of a tool message) was not sent because wire (a name
- * for the provider's API) takes no such media in a tool result (history.c). */
-void rein__attachment_note(struct rein_buf *b, const json_t *att, const char *wire);
 /* An attachment as OpenAI's APIs take a file inline: "filename" (attachment-N.pdf, named by
  * its index) and "file_data", its data: URL (history.c). */
 void rein__jw_file_data(struct rein_jw *w, const json_t *att);
@@ -1162,8 +1159,9 @@ void rein__jw_attachments(struct rein_jw *w, const json_t *msg, const char *wire
  * attachment (for wires whose messages of that role carry text only). */
 void rein__jw_tool_text(struct rein_jw *w, const json_t *msg, const char *wire);
 /* The same with notes only for the attachments taken (may be NULL) says the wire does not
- * carry (Ollama's user message: its images go in a member of their own). */
+ * carry (Ollama's user message: its images go in a member of their own); an attachment taken
+ * gets "(attachment N, MIME, taken_where)" when taken_where (static) says where it went. */
 void rein__jw_text_notes(struct rein_jw *w, const json_t *msg, const char *wire,
-                         bool (*taken)(const char *mime));
+                         bool (*taken)(const char *mime), const char *taken_where);
 
 #endif /* REIN_PROVIDER_INT_H */
