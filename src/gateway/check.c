@@ -600,7 +600,7 @@ bool rein__gw_listed(const char *const *list, const char *key, size_t n)
     return false;
 }
 
-void rein__gw_unlist(json_t *list, const char *name)
+bool rein__gw_unlist(json_t *list, const char *name)
 {
     size_t i;
     json_t *v;
@@ -609,9 +609,10 @@ void rein__gw_unlist(json_t *list, const char *name)
     {
         if (json_is_string(v) && strcmp(json_string_value(v), name) == 0) {
             (void)json_array_remove(list, i);
-            return;
+            return true;
         }
     }
+    return false;
 }
 
 rein_err rein__gw_rest(struct rein__gw_req *r, const char *key, json_t *v, const char *name,

@@ -785,7 +785,8 @@ static rein_err upstream_extra(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
     const json_t *refused = own       ? NULL
                             : read_as ? json_object_get(c->conv_extra, "unsupported")
                                       : r->unsupported;
-
+    /* a chat body (a chat client's) to a Responses upstream: OpenAI's two wires translate
+     * each other's members (decision 0088) */
     bool chat_to_responses = strcmp(wire, rein__gw_responses.name) == 0 &&
                              strcmp(rein__gw_body_wire(c), rein__gw_openai.name) == 0;
     rein_err out_rc;
@@ -800,8 +801,7 @@ static rein_err upstream_extra(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
         rein__gw_reasoning(c);
     if (!own && rein__gw_fit(c))
         return REIN_ENOMEM;
-    if (!own && !read_as && strcmp(wire, rein__gw_responses.name) == 0 &&
-        strcmp(rein__gw_body_wire(c), rein__gw_openai.name) == 0) {
+    if (!own && chat_to_responses) {
         /* a chat client's members the Responses API has in its own shape go up in it */
         json_t *members = NULL;
         rein_err rc = rein__gw_rs_chat_members(r, &members, bad);

@@ -151,9 +151,12 @@ static inline bool rein__gw_node_has_nul(const struct rein_doc_node *k)
 }
 rein_err rein__gw_collect(json_t **obj, const struct rein_doc_node *k,
                           const struct rein_doc_node *v);
+/* Member camel_name of o, or its snake_case spelling, as Google's endpoints take both
+ * (gemini.c). Borrowed. */
+json_t *rein__gw_gm_member(const json_t *o, const char *camel_name);
 bool rein__gw_listed(const char *const *list, const char *key, size_t n);
-/* Takes name out of the array of names list (a no-op when it is not there). */
-void rein__gw_unlist(json_t *list, const char *name);
+/* Takes name out of the array of names list; false when it was not there. */
+bool rein__gw_unlist(json_t *list, const char *name);
 /* A member rein does not read (key, value v borrowed): as written in r->passthrough, for an
  * upstream of the client's wire, and named (name) among the members another wire may drop
  * (droppable) or cannot carry. */

@@ -77,8 +77,7 @@ static const char *camel(const char *key, char *out, size_t size)
     return out;
 }
 
-/* The member camel of o, or its snake_case spelling. Borrowed. */
-static json_t *member(const json_t *o, const char *camel_name)
+json_t *rein__gw_gm_member(const json_t *o, const char *camel_name)
 {
     char snake[64];
     size_t n = 0;
@@ -100,7 +99,7 @@ static json_t *member(const json_t *o, const char *camel_name)
 
 static const char *str(const json_t *o, const char *key)
 {
-    return json_string_value(member(o, key));
+    return json_string_value(rein__gw_gm_member(o, key));
 }
 
 /* ---- the history ---------------------------------------------------------------------- */
@@ -219,7 +218,7 @@ static rein_err response_media(const struct rein__gw_req *r, const json_t *parts
     {
         rein_err rc;
         snprintf(q, sizeof(q), "%s.functionResponse.parts[%zu]", p, k);
-        if (!member(part, "inlineData") && !member(part, "fileData"))
+        if (!rein__gw_gm_member(part, "inlineData") && !rein__gw_gm_member(part, "fileData"))
             return rein__gw_bad(bad, q, "%s: a part of a functionResponse holds inlineData", q);
         if ((rc = take_inline(r, part, atts, q, bad)) != REIN_OK)
             return rc;
@@ -231,7 +230,7 @@ static rein_err take_response(struct rein__gw_req *r, struct turn *t, const json
                               const char *p, struct rein__gw_bad *bad)
 {
     const char *name = str(fr, "name"), *id = str(fr, "id");
-    const json_t *resp = member(fr, "response");
+    const json_t *resp = rein__gw_gm_member(fr, "response");
     char got[256], *text;
     bool is_error;
     json_t *msg, *atts = NULL;
@@ -248,7 +247,7 @@ static rein_err take_response(struct rein__gw_req *r, struct turn *t, const json
                             "%s.functionResponse: no functionCall named \"%.64s\" of the model "
                             "turn before it is left to answer",
                             p, name);
-    if ((rc = response_media(r, member(fr, "parts"), p, &atts, bad)) != REIN_OK) {
+    if ((rc = response_media(r, rein__gw_gm_member(fr, "parts"), p, &atts, bad)) != REIN_OK) {
         json_decref(atts);
         return rc;
     }
@@ -267,8 +266,8 @@ static rein_err take_response(struct rein__gw_req *r, struct turn *t, const json
 static rein_err take_inline(const struct rein__gw_req *r, const json_t *part, json_t **atts,
                             const char *p, struct rein__gw_bad *bad)
 {
-    const json_t *in = member(part, "inlineData");
-    const json_t *mime = member(in, "mimeType"), *data = member(in, "data");
+    const json_t *in = rein__gw_gm_member(part, "inlineData");
+    const json_t *mime = rein__gw_gm_member(in, "mimeType"), *data = rein__gw_gm_member(in, "data");
 
     if (!in)
         return rein__gw_media_ref(r, p, "a URI (fileData)", bad);
@@ -291,7 +290,7 @@ static rein_err take_user(struct rein__gw_req *r, struct turn *t, const json_t *
     rein_buf_init(&text, 0);
     json_array_foreach(parts, j, part)
     {
-        const json_t *fr = member(part, "functionResponse");
+        const json_t *fr = rein__gw_gm_member(part, "functionResponse");
         snprintf(p, sizeof(p), "contents[%zu].parts[%zu]", i, j);
         if (!json_is_object(part))
             rc = rein__gw_bad(bad, p, "%s: a part must be an object", p);
@@ -299,7 +298,7 @@ static rein_err take_user(struct rein__gw_req *r, struct turn *t, const json_t *
             rc = take_response(r, t, fr, p, bad);
         else if (str(part, "text") && !json_is_true(json_object_get(part, "thought")))
             rc = join(&text, "\n", str(part, "text"));
-        else if (member(part, "inlineData") || member(part, "fileData"))
+        else if (rein__gw_gm_member(part, "inlineData") || rein__gw_gm_member(part, "fileData"))
             rc = take_inline(r, part, &atts, p, bad);
         else if (!str(part, "text"))
             rc = part_refused(part, p, bad);
@@ -324,7 +323,8 @@ struct model_turn {
 static rein_err take_call(struct model_turn *m, struct turn *t, const json_t *part, size_t i,
                           size_t j, const char *p, struct rein__gw_bad *bad)
 {
-    const json_t *fc = member(part, "functionCall"), *args = member(fc, "args");
+    const json_t *fc = rein__gw_gm_member(part, "functionCall"),
+                 *args = rein__gw_gm_member(fc, "args");
     const char *name = str(fc, "name"), *id = str(fc, "id"), *sig = str(part, "thoughtSignature");
     char made[32], *text;
     json_t *call;
@@ -360,7 +360,7 @@ static rein_err take_model_part(struct model_turn *m, struct turn *t, const json
     snprintf(p, sizeof(p), "contents[%zu].parts[%zu]", i, j);
     if (!json_is_object(part))
         return rein__gw_bad(bad, p, "%s: a part must be an object", p);
-    if (member(part, "functionCall"))
+    if (rein__gw_gm_member(part, "functionCall"))
         return take_call(m, t, part, i, j, p, bad);
     if (!text)
         return part_refused(part, p, bad);
@@ -422,7 +422,7 @@ static rein_err take_contents(struct rein__gw_req *r, const json_t *contents,
     json_array_foreach(rc ? NULL : contents, i, k)
     {
         const char *role = str(k, "role");
-        const json_t *parts = member(k, "parts");
+        const json_t *parts = rein__gw_gm_member(k, "parts");
         char p[48];
         snprintf(p, sizeof(p), "contents[%zu]", i);
         if (!json_is_object(k))
@@ -446,7 +446,7 @@ static rein_err take_contents(struct rein__gw_req *r, const json_t *contents,
 /* systemInstruction: a content of text parts (its role ignored), or a plain string. */
 static rein_err take_system(struct rein__gw_req *r, const json_t *sys, struct rein__gw_bad *bad)
 {
-    const json_t *parts = member(sys, "parts");
+    const json_t *parts = rein__gw_gm_member(sys, "parts");
     struct rein_buf text;
     size_t i;
     json_t *part;
@@ -548,7 +548,7 @@ static json_t *schema_in(const json_t *s, int depth)
         if (!strcmp(name, "nullable") || !strcmp(name, "propertyOrdering"))
             continue;
         if (!strcmp(name, "type") && (json_is_string(v) || json_is_array(v))) {
-            conv = type_in(v, json_is_true(member(s, "nullable")));
+            conv = type_in(v, json_is_true(rein__gw_gm_member(s, "nullable")));
             if (json_is_array(conv) && !json_array_size(conv)) {
                 json_decref(conv); /* TYPE_UNSPECIFIED: no type */
                 continue;
@@ -594,7 +594,8 @@ static json_t *schema_in(const json_t *s, int depth)
 static rein_err take_decl(struct rein__gw_req *r, const json_t *d, const char *p,
                           struct rein__gw_bad *bad)
 {
-    const json_t *params = member(d, "parameters"), *js = member(d, "parametersJsonSchema");
+    const json_t *params = rein__gw_gm_member(d, "parameters"),
+                 *js = rein__gw_gm_member(d, "parametersJsonSchema");
     struct rein__gw_tool *t = &r->tools[r->ntools];
 
     if (!json_is_object(d) || !str(d, "name"))
@@ -633,7 +634,7 @@ static size_t count_decls(const json_t *tools)
 
     json_array_foreach(tools, i, t)
     {
-        n += json_array_size(member(t, "functionDeclarations"));
+        n += json_array_size(rein__gw_gm_member(t, "functionDeclarations"));
     }
     return n;
 }
@@ -668,9 +669,9 @@ static rein_err take_tools(struct rein__gw_req *r, const json_t *tools, struct r
                                     "rein's gateway (functionDeclarations only)",
                                     p, key);
         }
-        if (!json_is_array(member(t, "functionDeclarations")))
+        if (!json_is_array(rein__gw_gm_member(t, "functionDeclarations")))
             return rein__gw_bad(bad, p, "%s.functionDeclarations: a list is required", p);
-        json_array_foreach(member(t, "functionDeclarations"), j, d)
+        json_array_foreach(rein__gw_gm_member(t, "functionDeclarations"), j, d)
         {
             rein_err rc;
             snprintf(p, sizeof(p), "tools[%zu].functionDeclarations[%zu]", i, j);
@@ -687,14 +688,14 @@ static rein_err take_tools(struct rein__gw_req *r, const json_t *tools, struct r
  * every call to its schema anyway. */
 static rein_err take_tool_config(struct rein__gw_req *r, const json_t *tc, struct rein__gw_bad *bad)
 {
-    const json_t *fc = member(tc, "functionCallingConfig");
-    const json_t *names = member(fc, "allowedFunctionNames");
+    const json_t *fc = rein__gw_gm_member(tc, "functionCallingConfig");
+    const json_t *names = rein__gw_gm_member(fc, "allowedFunctionNames");
     const char *mode = str(fc, "mode"), *choice;
     static const char param[] = "toolConfig.functionCallingConfig";
 
     if (!tc || json_is_null(tc) || !fc || json_is_null(fc))
         return REIN_OK;
-    if (!json_is_object(fc) || (member(fc, "mode") && !mode))
+    if (!json_is_object(fc) || (rein__gw_gm_member(fc, "mode") && !mode))
         return rein__gw_bad(bad, param, "%s: an object with a mode is required", param);
     if (names && !json_is_array(names))
         return rein__gw_bad(bad, param, "%s.allowedFunctionNames: a list is required", param);
@@ -731,7 +732,7 @@ static rein_err take_tool_config(struct rein__gw_req *r, const json_t *tc, struc
 static rein_err take_number(const json_t *gc, const char *key, double lo, double hi, double *out,
                             struct rein__gw_bad *bad)
 {
-    const json_t *v = member(gc, key);
+    const json_t *v = rein__gw_gm_member(gc, key);
 
     if (!v || json_is_null(v))
         return REIN_OK;
@@ -804,18 +805,18 @@ static rein_err take_generation(struct rein__gw_req *r, const json_t *gc, struct
         rc = take_number(gc, "topP", 0, 1, &r->top_p, bad);
     if (rc)
         return rc;
-    v = member(gc, "maxOutputTokens");
+    v = rein__gw_gm_member(gc, "maxOutputTokens");
     if (v && !json_is_null(v) && (!json_is_integer(v) || json_integer_value(v) < 1))
         return rein__gw_bad(bad, "generationConfig.maxOutputTokens",
                             "generationConfig.maxOutputTokens: an integer >= 1 is required");
     r->max_tokens = json_is_integer(v) ? json_integer_value(v) : 0;
-    v = member(gc, "candidateCount");
+    v = rein__gw_gm_member(gc, "candidateCount");
     if (v && !json_is_null(v) && !(json_is_integer(v) && json_integer_value(v) == 1))
         return rein__gw_bad(bad, "generationConfig.candidateCount",
                             "generationConfig.candidateCount: rein's gateway answers with one "
                             "candidate (its calls are checked one reply at a time); send 1 or "
                             "leave it out");
-    rc = take_stop(r, member(gc, "stopSequences"), bad);
+    rc = take_stop(r, rein__gw_gm_member(gc, "stopSequences"), bad);
     if (rc)
         return rc;
     keep = json_object();
@@ -868,17 +869,17 @@ rein_err rein__gw_gemini_parse(struct rein__gw_req *r, const char *body, size_t 
         return rein__gw_bad(bad, "", "Invalid JSON payload received: the body must be an object");
     if (!r->model && str(r->doc, "model"))
         r->model = str(r->doc, "model");
-    rc = take_system(r, member(r->doc, "systemInstruction"), bad);
+    rc = take_system(r, rein__gw_gm_member(r->doc, "systemInstruction"), bad);
     if (!rc)
-        rc = take_contents(r, member(r->doc, "contents"), bad);
+        rc = take_contents(r, rein__gw_gm_member(r->doc, "contents"), bad);
     if (!rc && !r->tools_known)
-        rc = take_tools(r, member(r->doc, "tools"), bad);
+        rc = take_tools(r, rein__gw_gm_member(r->doc, "tools"), bad);
     if (!rc && r->tools_json)
         (void)rein__gw_raw_member(body, len, "tools", &r->tools_raw, &r->tools_raw_len);
     if (!rc)
-        rc = take_tool_config(r, member(r->doc, "toolConfig"), bad);
+        rc = take_tool_config(r, rein__gw_gm_member(r->doc, "toolConfig"), bad);
     if (!rc)
-        rc = take_generation(r, member(r->doc, "generationConfig"), bad);
+        rc = take_generation(r, rein__gw_gm_member(r->doc, "generationConfig"), bad);
     if (!rc)
         rc = take_rest(r, r->doc);
     return rc;

@@ -21,13 +21,6 @@ void rein__gw_output_release(struct rein__gw_output *o)
     memset(o, 0, sizeof(*o));
 }
 
-static const json_t *either(const json_t *o, const char *camel, const char *snake)
-{
-    const json_t *v = json_object_get(o, camel);
-
-    return v ? v : json_object_get(o, snake);
-}
-
 static bool is(const json_t *v, const char *word)
 {
     return json_is_string(v) && strcmp(json_string_value(v), word) == 0;
@@ -171,9 +164,9 @@ static rein_err anthropic_ask(struct rein__gw_output *o, const json_t *f, const 
  * the parser left them (named when refused). */
 static rein_err gemini_ask(struct rein__gw_output *o, const json_t *gc, struct rein__gw_bad *bad)
 {
-    const json_t *mime = either(gc, "responseMimeType", "response_mime_type");
-    const json_t *js = either(gc, "responseJsonSchema", "response_json_schema");
-    const json_t *schema = either(gc, "responseSchema", "response_schema");
+    const json_t *mime = rein__gw_gm_member(gc, "responseMimeType");
+    const json_t *js = rein__gw_gm_member(gc, "responseJsonSchema");
+    const json_t *schema = rein__gw_gm_member(gc, "responseSchema");
     json_t *converted;
     rein_err rc;
 
@@ -248,19 +241,6 @@ rein_err rein__gw_output_compile(struct rein__gw_output *o, struct rein__gw_bad 
                         err.msg);
 }
 
-static bool listed(const json_t *list, const char *name)
-{
-    size_t i;
-    json_t *v;
-
-    json_array_foreach(list, i, v)
-    {
-        if (json_is_string(v) && strcmp(json_string_value(v), name) == 0)
-            return true;
-    }
-    return false;
-}
-
 /* What the client's wire names for it among the members refused (or dropped) for another
  * wire: taken, they are neither. */
 static rein_err unlist_taken(struct rein__gw_req *r, const struct rein__gw_wire *wire)
@@ -288,9 +268,8 @@ static rein_err unlist_taken(struct rein__gw_req *r, const struct rein__gw_wire 
         rein__gw_unlist(r->unsupported, "generationConfig.responseSchema");
         rein__gw_unlist(r->unsupported, "generationConfig.responseJsonSchema");
     } else if (wire == &rein__gw_responses && (x = json_object_get(pt, "text")) &&
-               listed(r->unsupported, "text")) {
+               rein__gw_unlist(r->unsupported, "text")) {
         /* text's other members (verbosity) change no answer: named as dropped */
-        rein__gw_unlist(r->unsupported, "text");
         json_object_foreach((json_t *)x, key, v)
         {
             if (strcmp(key, "format") == 0)

@@ -14,14 +14,6 @@
 #include <string.h>
 #include <strings.h>
 
-/* A member by its camelCase or snake_case name (Gemini takes both). */
-static const json_t *either(const json_t *o, const char *camel, const char *snake)
-{
-    const json_t *v = json_object_get(o, camel);
-
-    return v ? v : json_object_get(o, snake);
-}
-
 /* OpenAI's words; the Responses API's under reasoning.effort. */
 static bool effort_ask(const json_t *word, enum rein_reasoning *effort)
 {
@@ -56,9 +48,9 @@ static const char *thinking_ask(const json_t *pt, enum rein_reasoning *effort, i
  * does. */
 static bool gemini_ask(const json_t *gc, enum rein_reasoning *effort, int64_t *budget)
 {
-    const json_t *tc = either(gc, "thinkingConfig", "thinking_config");
-    const json_t *b = either(tc, "thinkingBudget", "thinking_budget");
-    const json_t *level = either(tc, "thinkingLevel", "thinking_level");
+    const json_t *tc = rein__gw_gm_member(gc, "thinkingConfig");
+    const json_t *b = rein__gw_gm_member(tc, "thinkingBudget");
+    const json_t *level = rein__gw_gm_member(tc, "thinkingLevel");
     char word[16];
 
     if (json_is_integer(b)) {
