@@ -1076,6 +1076,16 @@ unsigned rein__claude_sampling(const char *model, bool thinks);
 /* OpenAI's: none for a reasoning model (o-series, GPT-5 but gpt-5-chat, codex), except GPT-5.1
  * and later while they do not reason; every one for the others. */
 unsigned rein__openai_sampling(const char *model, bool thinks);
+/* OpenAI's model families by name (model may be NULL; name is it after an organisation's
+ * "org/", borrowed): the o-series; GPT-5 by its minor version in gpt5 (0 for gpt-5 itself and
+ * its -mini, -nano, -codex; N for gpt-5.N; -1 another name); reasons for a reasoning model
+ * (the o-series, GPT-5 but gpt-5-chat, codex). */
+struct rein__openai_model {
+    const char *name;
+    bool o_series, reasons;
+    int gpt5;
+};
+void rein__openai_model(const char *model, struct rein__openai_model *m);
 /* Whether req asks its model to think: its reasoning setting (a budget, or an effort other than
  * none), else the configured reasoning_effort. */
 bool rein__request_thinks(const rein_provider *p, const rein_model_request *req);

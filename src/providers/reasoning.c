@@ -150,20 +150,32 @@ unsigned rein__claude_sampling(const char *model, bool thinks)
     return REIN_SAMPLING_TEMPERATURE | REIN_SAMPLING_TOP_P | REIN_SAMPLING_BOTH;
 }
 
+void rein__openai_model(const char *model, struct rein__openai_model *m)
+{
+    const char *n = model && strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
+
+    memset(m, 0, sizeof(*m));
+    m->name = n ? n : "";
+    n = m->name;
+    m->o_series = n[0] == 'o' && n[1] >= '1' && n[1] <= '9';
+    m->reasons = m->o_series ||
+                 (strncmp(n, "gpt-5", 5) == 0 && strncmp(n, "gpt-5-chat", 10) != 0) ||
+                 strncmp(n, "codex", 5) == 0;
+    if (strncmp(n, "gpt-5", 5) != 0 || (n[5] != '\0' && n[5] != '-' && n[5] != '.'))
+        m->gpt5 = -1;
+    else
+        m->gpt5 = n[5] == '.' && n[6] >= '1' && n[6] <= '9' ? n[6] - '0' : 0;
+}
+
 unsigned rein__openai_sampling(const char *model, bool thinks)
 {
-    const char *m = model && strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
+    struct rein__openai_model m;
 
-    if (!m)
-        return REIN_SAMPLING_ALL;
+    rein__openai_model(model, &m);
     /* GPT-5.1 on: sampling while the effort is none, their default */
-    if (strncmp(m, "gpt-5.", 6) == 0 && m[6] >= '1' && m[6] <= '9')
+    if (m.gpt5 >= 1)
         return thinks ? 0 : REIN_SAMPLING_ALL;
-    if ((m[0] == 'o' && m[1] >= '1' && m[1] <= '9') ||
-        (strncmp(m, "gpt-5", 5) == 0 && strncmp(m, "gpt-5-chat", 10) != 0) ||
-        strncmp(m, "codex", 5) == 0)
-        return 0;
-    return REIN_SAMPLING_ALL;
+    return m.reasons ? 0 : REIN_SAMPLING_ALL;
 }
 
 bool rein__request_thinks(const rein_provider *p, const rein_model_request *req)
@@ -257,31 +269,23 @@ void rein__jw_reasoning_effort(struct rein_jw *jw, const rein_provider *p,
     rein_jw_str(jw, rein__openai_effort(e, rein__request_model(p, req)));
 }
 
-/* The minor version of a "gpt-5.N" name (0 for gpt-5 itself), or -1 for another name. */
-static int gpt5_minor(const char *m)
-{
-    if (strncmp(m, "gpt-5", 5) != 0 || (m[5] != '\0' && m[5] != '-' && m[5] != '.'))
-        return -1;
-    return m[5] == '.' && m[6] >= '1' && m[6] <= '9' ? m[6] - '0' : 0;
-}
-
 const char *rein__openai_effort(enum rein_reasoning e, const char *model)
 {
-    const char *m = model && strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
-    int minor = m ? gpt5_minor(m) : -1;
-    bool o_series = m && m[0] == 'o' && m[1] >= '1' && m[1] <= '9';
-    /* xhigh from GPT-5.2 on and on 5.1's codex-max; none from 5.1 on; minimal on 5.0 only */
-    bool xhigh = minor >= 2 || (minor == 1 && strstr(m, "codex-max"));
+    struct rein__openai_model m;
+    bool xhigh;
 
+    rein__openai_model(model, &m);
+    /* xhigh from GPT-5.2 on and on 5.1's codex-max; none from 5.1 on; minimal on 5.0 only */
+    xhigh = m.gpt5 >= 2 || (m.gpt5 == 1 && strstr(m.name, "codex-max"));
     if (e == REIN_REASONING_MAX)
         e = REIN_REASONING_XHIGH; /* Claude's max is above every OpenAI word */
-    if (minor < 0 && !o_series)
+    if (m.gpt5 < 0 && !m.o_series)
         return efforts[e].word; /* another server's model: the word as asked */
     if (e == REIN_REASONING_XHIGH && !xhigh)
         e = REIN_REASONING_HIGH;
-    if (e == REIN_REASONING_NONE && (o_series || minor == 0))
-        e = o_series ? REIN_REASONING_LOW : REIN_REASONING_MINIMAL;
-    if (e == REIN_REASONING_MINIMAL && (o_series || minor >= 1))
+    if (e == REIN_REASONING_NONE && (m.o_series || m.gpt5 == 0))
+        e = m.o_series ? REIN_REASONING_LOW : REIN_REASONING_MINIMAL;
+    if (e == REIN_REASONING_MINIMAL && (m.o_series || m.gpt5 >= 1))
         e = REIN_REASONING_LOW;
     return efforts[e].word;
 }

@@ -1103,11 +1103,10 @@ static bool chooses_custom(const rein_model_request *req)
  * come back. */
 static bool reasoning_model(const char *model)
 {
-    const char *m = strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
+    struct rein__openai_model m;
 
-    return (m[0] == 'o' && m[1] >= '1' && m[1] <= '9') ||
-           (strncmp(m, "gpt-5", 5) == 0 && strncmp(m, "gpt-5-chat", 10) != 0) ||
-           strncmp(m, "codex", 5) == 0;
+    rein__openai_model(model, &m);
+    return m.reasons;
 }
 
 /* The index of the first message after the last assistant message with a stored
