@@ -406,9 +406,10 @@ struct rein_model_caps {
     /* takes a reasoning setting (rein_model_request_set_reasoning): OpenAI's reasoning models,
      * Claude from 3.7 on, Gemini 2.5 and 3 */
     bool reasoning;
-    /* the most tokens one reply may ask for (its output limit; 0: not known). The gateway lowers
-     * a client's larger limit of another wire to it (decision 0103): a limit above the model's
-     * own is the model's own, and some upstreams refuse it. */
+    /* the most tokens one reply may ask for (its output limit; 0: not known; Claude's by its
+     * version, decision 0106). The gateway lowers a client's larger limit of another wire to it
+     * (decision 0103): a limit above the model's own is the model's own, and some upstreams
+     * refuse it. */
     int64_t max_output;
 };
 /* Fills caps for a model name from the built-in table of model families (longest matching

@@ -804,7 +804,8 @@ static rein_err anthropic_build_body(rein_provider *p, const rein_model_request 
         rein__jw_claude_thinking(&w, &t);
     }
     REIN_JW_KEY(&w, "max_tokens");
-    rein_jw_int(&w, think.max_tokens > 0 ? think.max_tokens : 4096);
+    rein_jw_int(&w,
+                think.max_tokens > 0 ? think.max_tokens : rein__claude_default_max_tokens(p, req));
     if (g.has_system) {
         REIN_JW_KEY(&w, "system");
         rein__jw_system_list(&w, &g);

@@ -118,6 +118,7 @@ static const struct {
     {"o4", {true, true, true, false, 200000, true, 100000}},
     {"codex", {true, true, true, false, 200000, true, 0}},
     {"gpt-oss", {true, true, true, false, 131072, true, 0}},
+    /* Claude's context and output limits follow its version (claude_limits) */
     {"claude-3", {true, true, true, true, 200000, false, 0}},
     {"claude-3-7", {true, true, true, true, 200000, true, 0}},
     {"claude-", {true, true, true, true, 200000, true, 0}},
@@ -166,9 +167,35 @@ static bool table_lookup(const char *model, struct rein_model_caps *caps)
     return best > 0;
 }
 
+/*
+ * Claude's context window and output limit by version, as Anthropic's model pages give them:
+ * from 4.6 on (every family, Haiku 5.5 too) 1M tokens and 128K out; 4.5 200K and 64K; Opus 4 and
+ * 4.1 32K out, Sonnet 4 and 3.7 64K; 3.5 8,192; the Claude 3 models 4,096. A preview without a
+ * number keeps the family's row (its limits are not published).
+ */
+static void claude_limits(const char *model, struct rein_model_caps *caps)
+{
+    bool newest;
+    int v = rein__claude_version(model, &newest);
+    const char *c = strstr(model, "claude-");
+
+    if (v >= 46) {
+        caps->context_window = 1000000;
+        caps->max_output = 128000;
+    } else if (v == 45 || v == 37 || (v == 40 && !strstr(c, "opus"))) {
+        caps->max_output = 64000;
+    } else if (v == 40 || v == 41) {
+        caps->max_output = 32000;
+    } else if (v == 35) {
+        caps->max_output = 8192;
+    } else if (v == 30) {
+        caps->max_output = 4096;
+    }
+}
+
 void rein_model_caps_lookup(const char *model, struct rein_model_caps *caps)
 {
-    const char *slash, *claude;
+    const char *slash, *claude, *family = NULL;
 
     *caps = default_caps;
     if (!model)
@@ -176,13 +203,16 @@ void rein_model_caps_lookup(const char *model, struct rein_model_caps *caps)
     /* "Qwen/Qwen3-8B", "meta-llama/Llama-3.1-8B": the family is after the organisation. */
     slash = strrchr(model, '/');
     if (slash && table_lookup(slash + 1, caps))
-        return;
+        family = slash + 1;
     /* Bedrock names Claude after its provider and a region's inference profile
      * ("us.anthropic.claude-sonnet-4-…"): the family is Claude's. */
     claude = strstr(model, "anthropic.claude");
-    if (claude && table_lookup(claude + strlen("anthropic."), caps))
-        return;
-    (void)table_lookup(model, caps);
+    if (!family && claude && table_lookup(claude + strlen("anthropic."), caps))
+        family = claude + strlen("anthropic.");
+    if (!family && table_lookup(model, caps))
+        family = model;
+    if (family && strncasecmp(family, "claude-", 7) == 0)
+        claude_limits(family, caps);
 }
 
 void rein__caps_resolve(const struct rein_provider_config *cfg, const char *model,

@@ -1045,6 +1045,17 @@ struct rein__claude_form {
     bool adaptive, adaptive_only, xhigh, max;
 };
 void rein__claude_form(const char *model, struct rein__claude_form *f);
+/* The one or two numbers after "claude-" in a model id (borrowed, may be NULL), as 10 * major +
+ * minor: "claude-3-7-sonnet-20250219" 37, "claude-opus-4-20250514" 40, "claude-sonnet-4-6" 46,
+ * "claude-fable-5-1@20261001" 51; 0 when it has none (a date is not a version). newest_family
+ * says whether the id names Mythos or Fable, whose previews carry no number. */
+int rein__claude_version(const char *model, bool *newest_family);
+/* The output limit rein asks of Claude for a request that sets none (max_tokens is required on
+ * Anthropic's wire): the model's own limit up to 32,000, the most Claude Code asks, so that an
+ * answer is not cut where the caller asked for no cut, while a small account's output rate
+ * limit, which Anthropic reckons from max_tokens, is not spent on room no answer uses; 4,096
+ * for a model whose limit rein does not know. */
+int64_t rein__claude_default_max_tokens(const rein_provider *p, const rein_model_request *req);
 /* Claude's thinking as a request's body says it: thinking.type ("enabled", "disabled",
  * "adaptive"), its budget_tokens (enabled), output_config.effort (adaptive; NULL: none) and the
  * output limit to send, which Claude counts the thinking in (0: the wire's usual). */

@@ -90,12 +90,12 @@ int64_t rein__reasoning_budget(const rein_provider *p, const rein_model_request 
 
 /* The answer's room beside the thinking when the request sets no output limit. */
 #define ANSWER_TOKENS 4096
+/* The most rein asks of Claude unasked (rein__claude_default_max_tokens). */
+#define CLAUDE_DEFAULT_MAX 32000
 
-/* The one or two numbers after "claude-" in a model id, as 10 * major + minor (0 when it has
- * none): "claude-3-7-sonnet-20250219" 37, "claude-opus-4-20250514" 40, "claude-sonnet-4-6" 46,
- * "us.anthropic.claude-opus-4-6-v1" 46, "claude-opus-5" 50, "claude-fable-5-1@20261001" 51.
- * A date (more than two digits) is not a version. */
-static int claude_version(const char *model, bool *newest_family)
+/* Bedrock's ids carry the family after a region and provider ("us.anthropic.claude-opus-4-6-v1"
+ * is 46); a date (more than two digits) is not a version. */
+int rein__claude_version(const char *model, bool *newest_family)
 {
     const char *s = model ? strstr(model, "claude-") : NULL;
     int v = 0, parts = 0;
@@ -126,7 +126,7 @@ static int claude_version(const char *model, bool *newest_family)
 void rein__claude_form(const char *model, struct rein__claude_form *f)
 {
     bool newest;
-    int v = claude_version(model, &newest);
+    int v = rein__claude_version(model, &newest);
     /* Mythos and Fable came after adaptive thinking; their previews carry no number */
     bool preview = v == 0 && newest;
 
@@ -141,7 +141,7 @@ void rein__claude_form(const char *model, struct rein__claude_form *f)
 unsigned rein__claude_sampling(const char *model, bool thinks)
 {
     bool newest;
-    int v = claude_version(model, &newest);
+    int v = rein__claude_version(model, &newest);
 
     if (thinks || v >= 47 || (v == 0 && newest))
         return 0;
@@ -200,6 +200,35 @@ static const char *claude_effort(enum rein_reasoning e, const struct rein__claud
     return efforts[e].word;
 }
 
+int64_t rein__claude_default_max_tokens(const rein_provider *p, const rein_model_request *req)
+{
+    struct rein_model_caps caps;
+
+    rein__caps_resolve(&p->cfg, rein__request_model(p, req), &caps);
+    if (caps.max_output <= 0)
+        return ANSWER_TOKENS;
+    return caps.max_output < CLAUDE_DEFAULT_MAX ? caps.max_output : CLAUDE_DEFAULT_MAX;
+}
+
+/* The output limit of a thinking request that set none: the thinking's room and an answer's,
+ * and no less than an answer alone gets, within the model's limit, which counts the thinking;
+ * a budget that no longer fits there leaves the answer its room. */
+static void claude_think_limit(const rein_provider *p, const rein_model_request *req,
+                               int64_t thinking, struct rein__claude_think *t)
+{
+    struct rein_model_caps caps;
+    int64_t want = thinking + ANSWER_TOKENS, usual = rein__claude_default_max_tokens(p, req);
+
+    rein__caps_resolve(&p->cfg, rein__request_model(p, req), &caps);
+    if (want < usual)
+        want = usual;
+    if (caps.max_output > 0 && want > caps.max_output)
+        want = caps.max_output;
+    t->max_tokens = want;
+    if (t->budget > 0 && t->budget + ANSWER_TOKENS > want)
+        t->budget = want - ANSWER_TOKENS > BUDGET_MIN ? want - ANSWER_TOKENS : BUDGET_MIN;
+}
+
 bool rein__claude_thinking(const rein_provider *p, const rein_model_request *req,
                            const char *member, struct rein__claude_think *t)
 {
@@ -217,7 +246,7 @@ bool rein__claude_thinking(const rein_provider *p, const rein_model_request *req
         if (t->budget == 0)
             return true;
         if (req->max_tokens <= 0)
-            t->max_tokens = t->budget + ANSWER_TOKENS;
+            claude_think_limit(p, req, t->budget, t);
         else if (t->budget >= req->max_tokens && req->max_tokens > BUDGET_MIN)
             t->budget = req->max_tokens - 1;
         return true;
@@ -234,7 +263,7 @@ bool rein__claude_thinking(const rein_provider *p, const rein_model_request *req
     if (!extra_says(req, "output_config"))
         t->effort = claude_effort(e, &f);
     if (req->max_tokens <= 0)
-        t->max_tokens = efforts[e].budget + ANSWER_TOKENS;
+        claude_think_limit(p, req, efforts[e].budget, t);
     return true;
 }
 

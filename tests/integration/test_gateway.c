@@ -5000,7 +5000,8 @@ static void test_reasoning_crosses_wires(void **state)
                        &dropped);
     assert_string_equal(th_jstr(json_object_get(b, "thinking"), "type"), "enabled");
     assert_int_equal(json_integer_value(test_json_at(b, "thinking.budget_tokens")), 24576);
-    assert_int_equal(json_integer_value(json_object_get(b, "max_tokens")), 24576 + 4096);
+    /* thinking counts in max_tokens: at least what an answer alone gets (decision 0106) */
+    assert_int_equal(json_integer_value(json_object_get(b, "max_tokens")), 32000);
     assert_string_equal(dropped, "");
     b = reasoning_sent("/v1/responses",
                        "{\"model\":\"claude-opus-4-1\",\"input\":\"hi\",\"reasoning\":{\"effort\":"
@@ -5221,6 +5222,62 @@ static void test_claude_sampling_settings(void **state)
                        &dropped);
     assert_null(json_object_get(b, "temperature"));
     assert_string_equal(dropped, "[\"temperature\"]");
+}
+
+static json_int_t sent_max_tokens(const char *path, const char *body)
+{
+    const char *dropped;
+
+    return json_integer_value(json_object_get(reasoning_sent(path, body, &dropped), "max_tokens"));
+}
+
+/*
+ * Claude's output limits (decision 0106): a client of another wire that sets no limit gets its
+ * model's own up to 32,000 (4,096 cut answers short), and a larger limit is lowered to the
+ * model's, which Anthropic refuses above it ("max_tokens: 100000 > 64000, ...").
+ */
+static void test_claude_output_limits(void **state)
+{
+    (void)state;
+    reasoning_start("anthropic");
+    script("[{\"text\":\"ok\"},{\"text\":\"ok\"},{\"text\":\"ok\"},{\"text\":\"ok\"},"
+           "{\"text\":\"ok\"},{\"text\":\"ok\"},{\"text\":\"ok\"},{\"text\":\"ok\"}]");
+    assert_int_equal(sent_max_tokens("/v1/chat/completions",
+                                     "{\"model\":\"claude-sonnet-4-5-20250929\"," USER "}"),
+                     32000);
+    assert_int_equal(sent_max_tokens("/v1/chat/completions",
+                                     "{\"model\":\"claude-3-5-haiku-20241022\"," USER "}"),
+                     8192);
+    assert_int_equal(
+        sent_max_tokens("/v1/chat/completions", "{\"model\":\"claude-3-haiku-20240307\"," USER "}"),
+        4096);
+    assert_int_equal(sent_max_tokens("/v1/chat/completions",
+                                     "{\"model\":\"claude-sonnet-4-5\"," USER
+                                     ",\"max_completion_tokens\":100000}"),
+                     64000);
+    assert_int_equal(sent_max_tokens("/v1/chat/completions", "{\"model\":\"claude-opus-4-1\"," USER
+                                                             ",\"max_tokens\":50000}"),
+                     32000);
+    assert_int_equal(sent_max_tokens("/v1beta/models/claude-opus-4-6:generateContent",
+                                     "{" G_USER
+                                     ",\"generationConfig\":{\"maxOutputTokens\":200000}}"),
+                     128000);
+    /* thinking counts in the limit: Opus 4.1's 32,000 holds an xhigh budget and an answer */
+    {
+        const char *dropped;
+        const json_t *b = reasoning_sent(
+            "/v1/chat/completions",
+            "{\"model\":\"claude-opus-4-1\"," USER ",\"reasoning_effort\":\"xhigh\"}", &dropped);
+
+        assert_int_equal(json_integer_value(json_object_get(b, "max_tokens")), 32000);
+        assert_int_equal(json_integer_value(test_json_at(b, "thinking.budget_tokens")),
+                         32000 - 4096);
+    }
+    /* within the model's limit, the client's own */
+    assert_int_equal(sent_max_tokens("/v1/chat/completions",
+                                     "{\"model\":\"claude-sonnet-4-5\"," USER
+                                     ",\"max_tokens\":50000}"),
+                     50000);
 }
 
 /* The upstream's own model (not the client's) decides: gw-model takes no reasoning setting. */
@@ -6575,6 +6632,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_unknown_members, teardown),
         cmocka_unit_test_teardown(test_chat_members_reach_a_responses_upstream, teardown),
         cmocka_unit_test_teardown(test_reasoning_crosses_wires, teardown),
+        cmocka_unit_test_teardown(test_claude_output_limits, teardown),
         cmocka_unit_test_teardown(test_reasoning_follows_the_upstreams_model, teardown),
         cmocka_unit_test_teardown(test_claude_adaptive_thinking_crosses_wires, teardown),
         cmocka_unit_test_teardown(test_claude_sampling_settings, teardown),

@@ -529,7 +529,7 @@ static void test_bedrock_and_ollama_reasoning(void **state)
     b = asked_body("bedrock", NULL, NULL, &claude_on_bedrock_high);
     assert_at(b, "additionalModelRequestFields.thinking",
               "{\"type\": \"enabled\", \"budget_tokens\": 24576}");
-    assert_at(b, "inferenceConfig.maxTokens", "28672");
+    assert_at(b, "inferenceConfig.maxTokens", "32000");
     json_decref(b);
     b = asked_body("bedrock", NULL, NULL, &llama_on_bedrock_high);
     assert_null(json_object_get(b, "additionalModelRequestFields"));
@@ -639,6 +639,45 @@ static void test_reasoning_capability(void **state)
     pfx_stop(&f);
 }
 
+/* Claude's context and output limits by version, from Anthropic's model pages, whatever names
+ * the model (Anthropic's ids, Bedrock's, Vertex's, a router's). */
+static void test_claude_limits_by_version(void **state)
+{
+    static const struct {
+        const char *model;
+        int64_t context, most;
+    } cases[] = {
+        {"claude-opus-4-6", 1000000, 128000},
+        {"claude-sonnet-4-6", 1000000, 128000},
+        {"claude-opus-4-7", 1000000, 128000},
+        {"claude-haiku-5-5", 1000000, 128000},
+        {"claude-fable-5-1@20261001", 1000000, 128000},
+        {"us.anthropic.claude-opus-4-6-v1", 1000000, 128000},
+        {"claude-sonnet-4-5-20250929", 200000, 64000},
+        {"claude-sonnet-4-5@20250929", 200000, 64000},
+        {"anthropic/claude-sonnet-4.5", 200000, 64000},
+        {"claude-haiku-4-5-20251001", 200000, 64000},
+        {"claude-opus-4-5", 200000, 64000},
+        {"claude-sonnet-4-20250514", 200000, 64000},
+        {"claude-opus-4-20250514", 200000, 32000},
+        {"anthropic.claude-opus-4-1-20250805-v1:0", 200000, 32000},
+        {"claude-3-7-sonnet-20250219", 200000, 64000},
+        {"claude-3-5-haiku-20241022", 200000, 8192},
+        {"claude-3-haiku-20240307", 200000, 4096},
+        {"claude-mythos-preview", 200000, 0},
+        {"claude-test", 200000, 0},
+    };
+    struct rein_model_caps caps;
+
+    (void)state;
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(cases); i++) {
+        rein_model_caps_lookup(cases[i].model, &caps);
+        if (caps.context_window != cases[i].context || caps.max_output != cases[i].most)
+            fail_msg("%s: context %lld, output %lld", cases[i].model,
+                     (long long)caps.context_window, (long long)caps.max_output);
+    }
+}
+
 /* The body the anthropic preset sends for model at effort (budget when effort is UNSET). */
 static json_t *claude_body(const char *preset, const char *model, enum rein_reasoning effort,
                            int64_t budget)
@@ -661,23 +700,23 @@ static void test_claude_adaptive_thinking_and_effort(void **state)
         const char *thinking, *effort_sent;
         int64_t max_tokens;
     } cases[] = {
-        {"claude-opus-4-7", REIN_REASONING_HIGH, "{\"type\": \"adaptive\"}", "high", 28672},
+        {"claude-opus-4-7", REIN_REASONING_HIGH, "{\"type\": \"adaptive\"}", "high", 32000},
         {"claude-opus-4-7", REIN_REASONING_XHIGH, "{\"type\": \"adaptive\"}", "xhigh", 36864},
-        {"claude-opus-4-7", REIN_REASONING_MINIMAL, "{\"type\": \"adaptive\"}", "low", 5120},
+        {"claude-opus-4-7", REIN_REASONING_MINIMAL, "{\"type\": \"adaptive\"}", "low", 32000},
         {"claude-sonnet-4-6", REIN_REASONING_XHIGH, "{\"type\": \"adaptive\"}", "high", 36864},
         {"claude-sonnet-4-6", REIN_REASONING_MAX, "{\"type\": \"adaptive\"}", "max", 36864},
-        {"claude-opus-4-6", REIN_REASONING_NONE, "{\"type\": \"disabled\"}", NULL, 4096},
-        {"claude-opus-5", REIN_REASONING_NONE, NULL, NULL, 4096},
-        {"claude-opus-5-5", REIN_REASONING_MEDIUM, "{\"type\": \"adaptive\"}", "medium", 12288},
+        {"claude-opus-4-6", REIN_REASONING_NONE, "{\"type\": \"disabled\"}", NULL, 32000},
+        {"claude-opus-5", REIN_REASONING_NONE, NULL, NULL, 32000},
+        {"claude-opus-5-5", REIN_REASONING_MEDIUM, "{\"type\": \"adaptive\"}", "medium", 32000},
         {"claude-mythos-preview", REIN_REASONING_XHIGH, "{\"type\": \"adaptive\"}", "high", 36864},
         {"claude-mythos-preview", REIN_REASONING_MAX, "{\"type\": \"adaptive\"}", "max", 36864},
-        {"claude-fable-5-1@20261001", REIN_REASONING_LOW, "{\"type\": \"adaptive\"}", "low", 5120},
+        {"claude-fable-5-1@20261001", REIN_REASONING_LOW, "{\"type\": \"adaptive\"}", "low", 32000},
         {"claude-opus-4-5-20251101", REIN_REASONING_HIGH,
-         "{\"type\": \"enabled\", \"budget_tokens\": 24576}", NULL, 28672},
+         "{\"type\": \"enabled\", \"budget_tokens\": 24576}", NULL, 32000},
         {"claude-opus-4-20250514", REIN_REASONING_MAX,
-         "{\"type\": \"enabled\", \"budget_tokens\": 32768}", NULL, 36864},
+         "{\"type\": \"enabled\", \"budget_tokens\": 27904}", NULL, 32000},
         {"claude-3-7-sonnet-20250219", REIN_REASONING_LOW,
-         "{\"type\": \"enabled\", \"budget_tokens\": 1024}", NULL, 5120},
+         "{\"type\": \"enabled\", \"budget_tokens\": 1024}", NULL, 32000},
     };
     json_t *b;
 
@@ -710,7 +749,7 @@ static void test_claude_adaptive_thinking_and_effort(void **state)
     assert_at(b, "additionalModelRequestFields",
               "{\"thinking\": {\"type\": \"adaptive\"}, \"output_config\": {\"effort\": "
               "\"low\"}}");
-    assert_at(b, "inferenceConfig.maxTokens", "5120");
+    assert_at(b, "inferenceConfig.maxTokens", "32000");
     json_decref(b);
     /* max is xhigh on OpenAI's wires, the highest they have */
     b = claude_body("openai", NULL, REIN_REASONING_MAX, 0);
@@ -1054,6 +1093,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_other_wires_drop_nothing),
     cmocka_unit_test(test_each_wire_sends_reasoning_in_its_own_words),
     cmocka_unit_test(test_anthropic_thinking_fits_under_max_tokens),
+    cmocka_unit_test(test_claude_limits_by_version),
     cmocka_unit_test(test_reasoning_unset_or_written_by_the_caller),
     cmocka_unit_test(test_configured_reasoning_effort),
     cmocka_unit_test(test_bedrock_and_ollama_reasoning),

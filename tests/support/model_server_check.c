@@ -899,6 +899,34 @@ static bool an_check_thinking(const char *model, const json_t *body, struct ms_v
     return true;
 }
 
+/* Claude's output limits as Anthropic's model pages give them, first match (0: not known). */
+static const struct {
+    const char *prefix;
+    json_int_t most;
+} AN_OUTPUT[] = {
+    {"claude-opus-4-6", 128000},  {"claude-sonnet-4-6", 128000}, {"claude-opus-4-7", 128000},
+    {"claude-opus-4-8", 128000},  {"claude-opus-5", 128000},     {"claude-sonnet-5", 128000},
+    {"claude-haiku-5", 128000},   {"claude-fable-5", 128000},    {"claude-mythos-5", 128000},
+    {"claude-opus-4-5", 64000},   {"claude-sonnet-4-5", 64000},  {"claude-haiku-4-5", 64000},
+    {"claude-sonnet-4-2", 64000}, {"claude-3-7-sonnet", 64000},  {"claude-opus-4-1", 32000},
+    {"claude-opus-4-2", 32000},   {"claude-3-5-", 8192},         {"claude-3-", 4096},
+};
+
+static bool an_check_output_limit(const char *model, json_int_t max, struct ms_verdict *v)
+{
+    for (size_t i = 0; model && i < sizeof(AN_OUTPUT) / sizeof(AN_OUTPUT[0]); i++) {
+        if (strncmp(model, AN_OUTPUT[i].prefix, strlen(AN_OUTPUT[i].prefix)) != 0)
+            continue;
+        if (max > AN_OUTPUT[i].most)
+            return AN_FAIL(v,
+                           "max_tokens: %lld > %lld, which is the maximum allowed number of "
+                           "output tokens for %s",
+                           (long long)max, (long long)AN_OUTPUT[i].most, model);
+        return true;
+    }
+    return true;
+}
+
 static bool an_check_params(const json_t *body, struct ms_verdict *v)
 {
     const json_t *model = json_object_get(body, "model");
@@ -918,6 +946,8 @@ static bool an_check_params(const json_t *body, struct ms_verdict *v)
         return AN_FAIL(v, "max_tokens: Input should be a valid integer");
     if (json_integer_value(max) < 1)
         return AN_FAIL(v, "max_tokens: Input should be greater than or equal to 1");
+    if (!an_check_output_limit(json_string_value(model), json_integer_value(max), v))
+        return false;
     if (system && !json_is_string(system) && !json_is_array(system))
         return AN_FAIL(v, "system: Input should be a valid list");
     if (stream && !json_is_boolean(stream))
