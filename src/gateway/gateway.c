@@ -774,6 +774,28 @@ static bool read_options(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
 
 /* ---- the upstream request -------------------------------------------------------------------- */
 
+/*
+ * A chat client's reasoning_effort to a Responses upstream, for a model that reasons: read into
+ * the request, so that the sampling settings the model refuses while it reasons are left out
+ * (rein__gw_fit) and the Responses wire writes the model's nearest word (GPT-5.1 has no
+ * minimal). A word rein does not know, or a model without reasoning, goes up as written.
+ */
+static void chat_effort(struct rein__gw_ctx *c)
+{
+    const char *word = json_string_value(json_object_get(c->req.passthrough, "reasoning_effort"));
+    const char *model = c->g->model_from_client ? c->req.model : NULL;
+    struct rein_model_caps caps;
+    enum rein_reasoning e;
+
+    if (!word || rein_reasoning_from_word(word, &e) != REIN_OK)
+        return;
+    rein_provider_model_caps(c->g->provider, model, &caps);
+    if (!caps.reasoning)
+        return;
+    rein_model_request_set_reasoning(c->mreq, e, 0);
+    c->reasoning_name = "reasoning_effort";
+}
+
 /* The members of the request that go upstream besides what rein_model_request carries. */
 static rein_err upstream_extra(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
 {
@@ -799,6 +821,8 @@ static rein_err upstream_extra(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
         return out_rc;
     if (!own && !read_as && !chat_to_responses)
         rein__gw_reasoning(c);
+    if (!own && chat_to_responses)
+        chat_effort(c);
     if (!own && rein__gw_fit(c))
         return REIN_ENOMEM;
     if (!own && chat_to_responses) {
@@ -807,6 +831,8 @@ static rein_err upstream_extra(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
         rein_err rc = rein__gw_rs_chat_members(r, &members, bad);
         if (rc)
             return rc;
+        if (c->reasoning_name) /* the wire writes it, in the model's own word */
+            json_object_del(members, "reasoning");
         rein_model_request_set_extra(c->mreq, members);
         json_decref(members);
     }

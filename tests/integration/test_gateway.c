@@ -5280,6 +5280,47 @@ static void test_claude_output_limits(void **state)
                      50000);
 }
 
+/*
+ * A chat client's reasoning_effort to a Responses upstream (decision 0101): read as the model's
+ * reasoning, so its nearest word goes up (GPT-5.1 has no minimal) and the sampling settings it
+ * refuses while it reasons are left out and named; the model server refuses both as OpenAI does.
+ */
+static void test_chat_effort_to_a_responses_upstream(void **state)
+{
+    const json_t *b;
+    const char *dropped;
+
+    (void)state;
+    reasoning_start("openai-responses");
+    script("[{\"text\":\"ok\"},{\"text\":\"ok\"},{\"text\":\"ok\"},{\"text\":\"ok\"}]");
+    b = reasoning_sent("/v1/chat/completions",
+                       "{\"model\":\"gpt-5.1\"," USER
+                       ",\"reasoning_effort\":\"minimal\",\"temperature\":0.2}",
+                       &dropped);
+    assert_string_equal(th_jstr(json_object_get(b, "reasoning"), "effort"), "low");
+    assert_null(json_object_get(b, "temperature"));
+    assert_string_equal(dropped, "[\"temperature\"]");
+    /* GPT-5.1 takes sampling while it does not reason */
+    b = reasoning_sent("/v1/chat/completions",
+                       "{\"model\":\"gpt-5.1\"," USER
+                       ",\"reasoning_effort\":\"none\",\"temperature\":0.2}",
+                       &dropped);
+    assert_string_equal(th_jstr(json_object_get(b, "reasoning"), "effort"), "none");
+    assert_non_null(json_object_get(b, "temperature"));
+    assert_string_equal(dropped, "");
+    b = reasoning_sent("/v1/chat/completions",
+                       "{\"model\":\"o3\"," USER ",\"reasoning_effort\":\"xhigh\",\"top_p\":0.5}",
+                       &dropped);
+    assert_string_equal(th_jstr(json_object_get(b, "reasoning"), "effort"), "high");
+    assert_null(json_object_get(b, "top_p"));
+    assert_string_equal(dropped, "[\"top_p\"]");
+    /* a model without reasoning: as written, as before */
+    b = reasoning_sent("/v1/chat/completions",
+                       "{\"model\":\"gpt-4o\"," USER ",\"temperature\":0.2}", &dropped);
+    assert_non_null(json_object_get(b, "temperature"));
+    assert_null(json_object_get(b, "reasoning"));
+}
+
 /* The upstream's own model (not the client's) decides: gw-model takes no reasoning setting. */
 static void test_reasoning_follows_the_upstreams_model(void **state)
 {
@@ -6633,6 +6674,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_chat_members_reach_a_responses_upstream, teardown),
         cmocka_unit_test_teardown(test_reasoning_crosses_wires, teardown),
         cmocka_unit_test_teardown(test_claude_output_limits, teardown),
+        cmocka_unit_test_teardown(test_chat_effort_to_a_responses_upstream, teardown),
         cmocka_unit_test_teardown(test_reasoning_follows_the_upstreams_model, teardown),
         cmocka_unit_test_teardown(test_claude_adaptive_thinking_crosses_wires, teardown),
         cmocka_unit_test_teardown(test_claude_sampling_settings, teardown),

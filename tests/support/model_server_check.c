@@ -477,9 +477,10 @@ static bool oa_check_stop(const json_t *stop, struct ms_verdict *v)
 
 /* The output limits OpenAI documents for the models the tests name, as its API refuses a larger
  * one. */
-static bool oa_check_max_tokens(const json_t *body, const char *m, struct ms_verdict *v)
+static bool oa_check_max_tokens(const json_t *body, const char *model, struct ms_verdict *v)
 {
     const json_t *max = json_object_get(body, "max_completion_tokens");
+    const char *m = strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
     json_int_t most = !strncmp(m, "gpt-4o", 6) ? 16384 : !strncmp(m, "gpt-4.1", 7) ? 32768 : 0;
 
     if (!max)
@@ -493,25 +494,48 @@ static bool oa_check_max_tokens(const json_t *body, const char *m, struct ms_ver
     return true;
 }
 
+/* The effort words an OpenAI reasoning model takes (NULL: not one this server knows): GPT-5
+ * minimal to high, GPT-5.1 none to high (its codex-max xhigh too), GPT-5.2 on none to xhigh, the
+ * o-series low to high. */
+static const char *oa_efforts(const char *m)
+{
+    if (m[0] == 'o' && m[1] >= '1' && m[1] <= '9')
+        return "'low', 'medium', and 'high'";
+    if (strncmp(m, "gpt-5", 5) != 0 || !strncmp(m, "gpt-5-chat", 10))
+        return NULL;
+    if (m[5] != '.' || m[6] < '1' || m[6] > '9')
+        return "'minimal', 'low', 'medium', and 'high'";
+    if (m[6] == '1' && !strstr(m, "codex-max"))
+        return "'none', 'low', 'medium', and 'high'";
+    return "'none', 'low', 'medium', 'high', and 'xhigh'";
+}
+
 /* OpenAI's reasoning models take only the default temperature and no top_p; GPT-5.1 and later
- * take both while their effort is none, their default. This server's own reading of the names
- * OpenAI documents. */
-static bool oa_check_sampling(const json_t *body, struct ms_verdict *v)
+ * take both while their effort is none, their default; each takes its own effort words. This
+ * server's own reading of the names OpenAI documents. param names the effort's member (chat
+ * completions' reasoning_effort, the Responses API's reasoning.effort). */
+static bool oa_check_sampling(const json_t *body, const char *effort, const char *param,
+                              struct ms_verdict *v)
 {
     const char *model = json_string_value(json_object_get(body, "model"));
-    const char *effort = json_string_value(json_object_get(body, "reasoning_effort"));
     const json_t *t = json_object_get(body, "temperature");
-    const char *m;
+    const char *m, *words;
     bool reasoning;
 
     if (!model)
         return true;
     m = strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
-    if (!oa_check_max_tokens(body, m, v))
-        return false;
-    reasoning = (m[0] == 'o' && m[1] >= '1' && m[1] <= '9') ||
-                (!strncmp(m, "gpt-5", 5) && strncmp(m, "gpt-5-chat", 10)) ||
-                !strncmp(m, "codex", 5);
+    words = oa_efforts(m);
+    if (effort && words) {
+        char quoted[32];
+        snprintf(quoted, sizeof(quoted), "'%s'", effort);
+        if (!strstr(words, quoted))
+            return OA_FAIL(v, "unsupported_value", rein_strdup(param),
+                           "Unsupported value: '%s' does not support '%s' with this model. "
+                           "Supported values are: %s.",
+                           param, effort, words);
+    }
+    reasoning = words != NULL || !strncmp(m, "codex", 5);
     if (!strncmp(m, "gpt-5.", 6) && m[6] >= '1' && m[6] <= '9' &&
         (!effort || !strcmp(effort, "none")))
         reasoning = false;
@@ -564,7 +588,9 @@ static bool oa_check_body(const json_t *body, struct ms_verdict *v)
             return false;
     }
     if (!oa_check_history(msgs, v) || !oa_check_tools(json_object_get(body, "tools"), v) ||
-        !oa_check_sampling(body, v))
+        !oa_check_max_tokens(body, json_string_value(model), v) ||
+        !oa_check_sampling(body, json_string_value(json_object_get(body, "reasoning_effort")),
+                           "reasoning_effort", v))
         return false;
     if (stream && !json_is_boolean(stream) && !json_is_null(stream))
         return OA_FAIL(v, "invalid_type", rein_strdup("stream"),
@@ -1529,6 +1555,10 @@ static bool rs_check_body(const json_t *body, struct ms_verdict *v)
         return OA_FAIL(v, "unknown_parameter", rein_strdup("max_tokens"),
                        "Unsupported parameter: 'max_tokens'. In the Responses API, this parameter "
                        "has moved to 'max_output_tokens'.");
+    if (!oa_check_sampling(
+            body, json_string_value(json_object_get(json_object_get(body, "reasoning"), "effort")),
+            "reasoning.effort", v))
+        return false;
     return rs_check_input(body, v) && rs_check_tools(json_object_get(body, "tools"), v);
 }
 
