@@ -26,6 +26,9 @@
 #include <curl/curl.h>
 #include <stdio.h>
 
+/* The anthropic_version Vertex AI's Claude takes in the body (its only one so far). */
+#define VERTEX_VERSION "vertex-2023-10-16"
+
 /* ---------------------------------------------------------------------------------------
  * Decoding
  */
@@ -352,6 +355,33 @@ static json_t *error_object(const struct jdoc *doc, int obj)
     return jtree(doc, e >= 0 ? e : obj);
 }
 
+/*
+ * Vertex AI answers what it refuses itself (a token, a quota, a model the project may not
+ * use) as google.rpc.Status, {"code": 429, "message", "status": "RESOURCE_EXHAUSTED"}, where
+ * Anthropic's errors have a type: such an error gets the type Anthropic gives its status, so
+ * that what reads Anthropic's errors (the retry rule, a gateway's Anthropic client) reads it
+ * too. Its code and status word stay. (decision 0104)
+ */
+static void google_status_typed(json_t *e)
+{
+    const json_t *code = json_object_get(e, "code");
+    json_int_t c = json_integer_value(code);
+    const char *type = c == 401   ? "authentication_error"
+                       : c == 403 ? "permission_error"
+                       : c == 404 ? "not_found_error"
+                       : c == 413 ? "request_too_large"
+                       : c == 429 ? "rate_limit_error"
+                       : c == 529 ? "overloaded_error"
+                       : c >= 500 ? "api_error"
+                                  : "invalid_request_error";
+
+    if (!json_is_object(e) || json_object_get(e, "type") || !json_is_integer(code) ||
+        !json_is_string(json_object_get(e, "status")))
+        return;
+    /* memory exhausted here leaves the error as it came, which is still an error */
+    (void)json_object_set_new(e, "type", json_string(type));
+}
+
 /* An error (a body, or a stream's error event) and the request_id beside it, which a gateway
  * hands its Anthropic client with the error (decision 0086). */
 static rein_err take_error(struct rein_provider_decoder *d, const struct jdoc *doc, int obj,
@@ -359,6 +389,7 @@ static rein_err take_error(struct rein_provider_decoder *d, const struct jdoc *d
 {
     int id = JGET(doc, obj, "request_id");
 
+    google_status_typed(error);
     rein__asm_error(&d->a, error);
     d->recognized++;
     return jis(doc, id, JSMN_STRING) ? rein__asm_request_id(&d->a, jstr(doc, id)) : REIN_OK;
@@ -444,14 +475,43 @@ static rein_err anthropic_payload(struct rein_provider_decoder *d, const char *e
     return REIN_OK;
 }
 
+/* Vertex AI answers some of its own errors as an array of one google.rpc.Status body,
+ * [{"error": {...}}]: true when the body is one, its error taken. */
+static bool status_array(struct rein_provider_decoder *d, const char *p, size_t len)
+{
+    size_t i = 0;
+    json_t *a, *e;
+
+    while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
+        i++;
+    if (i == len || p[i] != '[')
+        return false;
+    a = rein_json_parse(p, len, 0, NULL);
+    e = json_object_get(json_array_get(a, 0), "error");
+    if (!json_is_object(e)) {
+        json_decref(a);
+        return false;
+    }
+    json_incref(e);
+    json_decref(a);
+    rein__decoder_saw(d, p, len);
+    google_status_typed(e);
+    rein__asm_error(&d->a, e);
+    d->recognized++;
+    return true;
+}
+
 static rein_err anthropic_body(struct rein_provider_decoder *d, const char *p, size_t len,
                                rein_error *err)
 {
     struct jdoc doc;
     int type, content, sr;
-    rein_err rc = jdoc_body(d, p, len, &doc, err);
+    rein_err rc;
     struct rein__anthropic_state *s;
 
+    if (status_array(d, p, len))
+        return REIN_OK;
+    rc = jdoc_body(d, p, len, &doc, err);
     if (rc)
         return rc;
     s = state(d);
@@ -794,8 +854,14 @@ static rein_err anthropic_build_body(rein_provider *p, const rein_model_request 
     rc = rein__body_groups_start(p, req, h, &rein__wire_anthropic, body, &g, &w, err);
     if (rc)
         return rc;
-    REIN_JW_KEY(&w, "model");
-    rein_jw_str(&w, rein__request_model(p, req));
+    if (p->wire == &rein__wire_vertex_anthropic) {
+        /* Vertex names the model in the URL and refuses it in the body (decision 0104) */
+        REIN_JW_KEY(&w, "anthropic_version");
+        rein_jw_str(&w, p->cfg.anthropic_version ? p->cfg.anthropic_version : VERTEX_VERSION);
+    } else {
+        REIN_JW_KEY(&w, "model");
+        rein_jw_str(&w, rein__request_model(p, req));
+    }
     /* Anthropic requires max_tokens; with thinking it counts the thinking too (decision 0095) */
     if (thinking) {
         /* its effort goes in the one output_config, beside the answer's form (decision 0100) */
@@ -867,4 +933,49 @@ const struct rein__wire rein__wire_anthropic = {
     .takes_media = anthropic_takes_media,
     .build_body = anthropic_build_body,
     .headers = anthropic_headers,
+};
+
+/* ---------------------------------------------------------------------------------------
+ * Claude on Vertex AI (decision 0104): the same messages, blocks and events at Google's
+ * address. BASE (…/publishers/anthropic) + /models/MODEL:rawPredict, or :streamRawPredict
+ * when streaming (the events are Anthropic's SSE as they are); the body has anthropic_version
+ * instead of the model; no anthropic-version header (a client's anthropic-beta still goes as
+ * a header, which Vertex reads as Anthropic does); the token as a bearer, from Application
+ * Default Credentials when none is configured.
+ */
+static char *vertex_url(const rein_provider *p, const rein_model_request *req)
+{
+    return rein_asprintf("%s/models/%s:%s", p->endpoint, rein__request_model(p, req),
+                         req->stream ? "streamRawPredict" : "rawPredict");
+}
+
+static rein_err vertex_headers(const rein_provider *p, const rein_model_request *req,
+                               struct curl_slist **list)
+{
+    (void)req;
+    return p->gcp ? rein__gcp_header(p->gcp, list) : REIN_OK;
+}
+
+const struct rein__wire rein__wire_vertex_anthropic = {
+    .name = "anthropic",
+    .path = "",
+    .auth = "Authorization: Bearer ",
+    .formats = {"anthropic-sse", "anthropic-json"},
+    .framing = REIN__FRAMING_SSE,
+    .stop_max = REIN_STOP_MAX,
+    .reasoning = true,
+    .sampling = rein__claude_sampling,
+    .output_format = true,
+    .decode_payload = anthropic_payload,
+    .decode_body = anthropic_body,
+    .decode_end = anthropic_end,
+    .decode_free = anthropic_state_free,
+    .encode_message = anthropic_encode_message,
+    .group_user = "{\"role\":\"user\",\"content\":[",
+    .group_model = "{\"role\":\"assistant\",\"content\":[",
+    .encode_tools = anthropic_encode_tools,
+    .takes_media = anthropic_takes_media,
+    .build_body = anthropic_build_body,
+    .headers = vertex_headers,
+    .url = vertex_url,
 };

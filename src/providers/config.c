@@ -10,7 +10,8 @@
  * /services/aigc/text-generation/generation is appended; Anthropic's base is the host and
  * /v1/messages is appended; Ollama's base is the host and /api/chat is appended; Gemini's base
  * ends in the API version (AI Studio) or in .../publishers/google (Vertex AI) and
- * /models/MODEL:generateContent is appended.
+ * /models/MODEL:generateContent is appended; Claude on Vertex AI's ends in
+ * .../publishers/anthropic and /models/MODEL:rawPredict is appended.
  *
  * The API key is only ever copied between these structs and into one HTTP header; no
  * function here formats it into a message.
@@ -69,6 +70,10 @@
     X("vertex", &rein__wire_gemini, NULL, "GOOGLE_ACCESS_TOKEN", "Authorization: Bearer ", 0,      \
       "Gemini on Google Vertex AI (bearer token; project from GOOGLE_CLOUD_PROJECT)",              \
       rein__vertex_open)                                                                           \
+    X("vertex-anthropic", &rein__wire_vertex_anthropic, NULL, "GOOGLE_ACCESS_TOKEN",               \
+      "Authorization: Bearer ", 0,                                                                 \
+      "Claude on Google Vertex AI (bearer token; project from ANTHROPIC_VERTEX_PROJECT_ID)",       \
+      rein__vertex_anthropic_open)                                                                 \
     X("gemini-openai", &rein__wire_openai,                                                         \
       "https://generativelanguage.googleapis.com/v1beta/openai", "GEMINI_API_KEY", NULL, 0,        \
       "Gemini's OpenAI-compatible endpoint", NULL)                                                 \

@@ -1209,55 +1209,6 @@ static char *gemini_url(const rein_provider *p, const rein_model_request *req)
                          req->stream ? "streamGenerateContent?alt=sse" : "generateContent");
 }
 
-/*
- * Vertex AI: the base URL names the project and the location
- * (https://LOCATION-aiplatform.googleapis.com/v1/projects/PROJECT/locations/LOCATION/
- * publishers/google); without one it is made from GOOGLE_CLOUD_PROJECT and
- * GOOGLE_CLOUD_LOCATION (default us-central1; "global" has no location prefix on the host).
- */
-rein_err rein__vertex_open(rein_provider *p, rein_error *err)
-{
-    const char *project = getenv("GOOGLE_CLOUD_PROJECT");
-    const char *loc = getenv("GOOGLE_CLOUD_LOCATION");
-    const char *env = p->cfg.api_key_env ? p->cfg.api_key_env : p->cfg.preset->key_env;
-    const char *tok = env ? getenv(env) : NULL;
-
-    /* Without a token given, Application Default Credentials (gcpcreds.c), as Google's
-     * libraries: a token from the credentials file, fetched again before it expires. */
-    if (!p->cfg.api_key && (!tok || !tok[0])) {
-        rein_err rc = rein__gcp_load(&p->gcp, err);
-        if (rc && rc != REIN_ENOTFOUND)
-            return rc;
-        if (!rc && (!project || !project[0]))
-            project = rein__gcp_project(p->gcp);
-    }
-    if (!p->cfg.base_url) {
-        if (!project || !project[0])
-            return rein_error_set(err, REIN_EINVAL,
-                                  "the vertex provider needs GOOGLE_CLOUD_PROJECT (and "
-                                  "GOOGLE_CLOUD_LOCATION) or a base URL ending in "
-                                  "/publishers/google");
-        if (!loc || !loc[0])
-            loc = "us-central1";
-        p->cfg.base_url = rein_asprintf(
-            "https://%s%saiplatform.googleapis.com/v1/projects/%s/locations/%s/"
-            "publishers/google",
-            strcmp(loc, "global") ? loc : "", strcmp(loc, "global") ? "-" : "", project, loc);
-        if (!p->cfg.base_url)
-            return REIN_ENOMEM;
-        /* Google's own address: a token is needed (http_setup lets a configured base go
-         * without one, for proxies). */
-        if (!p->cfg.api_key && (!tok || !tok[0]) && !p->gcp)
-            return rein_error_set(err, REIN_EINVAL,
-                                  "the vertex provider needs an access token: set %s (gcloud "
-                                  "auth print-access-token) or REIN_API_KEY, or Application "
-                                  "Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, or gcloud "
-                                  "auth application-default login)",
-                                  env ? env : "GOOGLE_ACCESS_TOKEN");
-    }
-    return rein__http_setup(p, err);
-}
-
 /* Vertex with Application Default Credentials: the token as a bearer (fetched again when it
  * nears its end). */
 static rein_err gemini_headers(const rein_provider *p, const rein_model_request *req,

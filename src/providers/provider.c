@@ -2443,7 +2443,8 @@ static rein_err send_request(rein_provider *p, rein_model_request *req, rein_his
 /* ---------------------------------------------------------------------------------------
  * Token count
  *
- * Four wires have a count of their own: Anthropic's POST /v1/messages/count_tokens, the
+ * Four wires have a count of their own: Anthropic's POST /v1/messages/count_tokens (on Vertex
+ * AI POST …/publishers/anthropic/models/count-tokens:rawPredict, the model in the body), the
  * Responses API's POST /v1/responses/input_tokens, Gemini's POST models/MODEL:countTokens and
  * Bedrock's POST /model/MODEL/count-tokens (signed as a send is). A count is one plain
  * exchange (no retry, no stream): the answer is read whole, its number taken from the wire's
@@ -2480,6 +2481,9 @@ static char *count_url(const rein_provider *p, const rein_model_request *req)
 
     if (!strcmp(p->wire->name, "bedrock"))
         return rein__bedrock_count_url(p, req);
+    /* Claude on Vertex AI counts at one address for every model, named in the body */
+    if (p->wire == &rein__wire_vertex_anthropic)
+        return rein_asprintf("%.*s/models/count-tokens:rawPredict%s", n, p->endpoint, q ? q : "");
     if (!strcmp(p->wire->name, "gemini")) {
         if (!strncmp(model, "models/", 7))
             model += 7;
@@ -2769,6 +2773,12 @@ static json_t *count_shape(const rein_provider *p, const rein_model_request *req
     if (bedrock) {
         json_decref(sent);
         return bedrock_count_shape(o);
+    }
+    /* Vertex's send names its Claude in the URL; its count takes the model in the body */
+    if (o && p->wire == &rein__wire_vertex_anthropic &&
+        json_object_set_new(o, "model", json_string(model))) {
+        json_decref(o);
+        o = NULL;
     }
     if (!o || !gemini || vertex) {
         json_decref(sent);

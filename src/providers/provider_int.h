@@ -516,7 +516,10 @@ const struct rein__preset *rein__preset_find(const char *name);
 /* The setups of the presets that are not an HTTP wire (rules.c, provider.c). */
 rein_err rein__rules_open(rein_provider *p, rein_error *err);
 rein_err rein__replay_setup(rein_provider *p, rein_error *err);
+/* Vertex AI's two presets (vertex.c): Gemini at publishers/google, Claude at
+ * publishers/anthropic. */
 rein_err rein__vertex_open(rein_provider *p, rein_error *err);
+rein_err rein__vertex_anthropic_open(rein_provider *p, rein_error *err);
 rein_err rein__bedrock_open(rein_provider *p, rein_error *err);
 /* The body rein_provider_count_request() sends for (req, h), both borrowed: the wire's own
  * writer's, cut to what its count takes, in the count's shape (provider.c). *text is new. As
@@ -717,6 +720,11 @@ struct rein__wire {
 
 extern const struct rein__wire rein__wire_openai;
 extern const struct rein__wire rein__wire_anthropic;
+/* The Messages wire as Vertex AI takes it (anthropic.c, decision 0104): the model in the URL
+ * (:rawPredict, :streamRawPredict), anthropic_version in the body, a bearer token. Named
+ * "anthropic" (everything that asks for the wire by name treats it as Anthropic's) and not in
+ * the wire table: a recording of it replays on rein__wire_anthropic. */
+extern const struct rein__wire rein__wire_vertex_anthropic;
 extern const struct rein__wire rein__wire_ollama;
 extern const struct rein__wire rein__wire_gemini;
 extern const struct rein__wire rein__wire_bedrock;
