@@ -6,12 +6,13 @@
  *
  * The first byte picks the wire format and a few switches; the rest is the JSON document,
  * used both as a request body and as a reply object (and, as a request body, checked as
- * Bedrock's CountTokens checks one too). The server's files live in
+ * Bedrock's CountTokens and Claude on Vertex AI check one too). The server's files live in
  * tests/support and are compiled in here, without libmicrohttpd.
  */
 #include "../tests/support/model_server_check.c"
 #include "../tests/support/model_server_gemini.c"
 #include "../tests/support/model_server_bedrock.c"
+#include "../tests/support/model_server_vertex.c"
 #include "../tests/support/model_server_script.c"
 #include "../tests/support/model_server_wire.c"
 #include "../tests/support/model_server_wire2.c"
@@ -23,6 +24,7 @@ static void exercise_request(enum ms_format f, json_t *doc, const char *text, si
     json_t *headers = json_pack("{s:s, s:s, s:s}", "authorization", "Bearer k", "x-api-key", "k",
                                 "anthropic-version", "2023-06-01");
     struct ms_verdict v;
+    bool google;
     char *last;
 
     (void)ms__check_request(f, "/v1/chat/completions", headers, "k", true, doc, "parse error", &v);
@@ -30,6 +32,17 @@ static void exercise_request(enum ms_format f, json_t *doc, const char *text, si
     /* Bedrock's CountTokens body check (the signature is not checked here) */
     (void)ms__check_request(MS_FMT_BEDROCK, "/model/m/count-tokens", headers, NULL, true, doc,
                             "parse error", &v);
+    ms__verdict_release(&v);
+    /* Claude on Vertex AI: its own members, then the Messages checks (and its count's) */
+    (void)ms__vx_check(headers, "k",
+                       "/v1/projects/p/locations/l/publishers/anthropic/models/"
+                       "claude-sonnet-4-6:rawPredict",
+                       true, doc, "parse error", &v, &google);
+    ms__verdict_release(&v);
+    (void)ms__vx_check(headers, NULL,
+                       "/v1/projects/p/locations/l/publishers/anthropic/models/"
+                       "count-tokens:rawPredict",
+                       true, doc, "parse error", &v, &google);
     ms__verdict_release(&v);
     last = ms__last_text(f, doc);
     rein_free(last);

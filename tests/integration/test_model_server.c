@@ -1083,6 +1083,87 @@ static void test_anthropic_validation(void **state)
     ms_stop(s);
 }
 
+#define VX_PATH "/v1/projects/p1/locations/us-east5/publishers/anthropic/models/"
+#define VX_MSG  "\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]"
+#define VX_VER  "\"anthropic_version\":\"vertex-2023-10-16\""
+
+/* POSTs body to the Vertex path tail; the status and, when not 200, a piece of the message of
+ * the error, whose shape is Google's (google) or Anthropic's. */
+static void expect_vertex(ms_server *s, const char *tail, const char *body,
+                          const char *const *headers, long status, bool google, const char *message)
+{
+    char path[256];
+    struct http h;
+    const json_t *e;
+
+    snprintf(path, sizeof(path), VX_PATH "%s", tail);
+    post(s, path, body, headers, &h);
+    if (h.status != status)
+        fail_msg("%s: %ld %s", body, h.status, h.body.ptr);
+    e = json_object_get(h.json, "error");
+    if (status != 200) {
+        assert_string_equal(json_string_value(json_object_get(e, google ? "status" : "type")),
+                            google ? "UNAUTHENTICATED" : "invalid_request_error");
+        if (!strstr(json_string_value(json_object_get(e, "message")), message))
+            fail_msg("message \"%s\" lacks \"%s\"",
+                     json_string_value(json_object_get(e, "message")), message);
+    }
+    http_release(&h);
+}
+
+/*
+ * Claude on Vertex AI: no bearer token (or another token) is Vertex's 401 in Google's shape; a
+ * body with a model, without anthropic_version or with another one is refused in Anthropic's;
+ * the rest is checked as the Messages API does, the URL's model standing for the body's; the
+ * method decides streaming; the count takes the model in its body and answers input_tokens.
+ */
+static void test_vertex_claude_validation(void **state)
+{
+    static const char *const bearer[] = {"Authorization: Bearer ya29.t", NULL};
+    static const char *const other[] = {"Authorization: Bearer ya29.other", NULL};
+    static const char *const none[] = {"Content-Type: application/json", NULL};
+    ms_server *s = start();
+    char path[256];
+    struct http h;
+
+    (void)state;
+    ms_set_api_key(s, "ya29.t");
+    script(s, "{\"text\":\"valid\",\"usage\":{\"input_tokens\":12},\"times\":0}");
+    expect_vertex(s, "claude-sonnet-4-6:rawPredict", "{" VX_VER ",\"max_tokens\":5," VX_MSG "}",
+                  none, 401, true, "invalid authentication credentials");
+    expect_vertex(s, "claude-sonnet-4-6:rawPredict", "{" VX_VER ",\"max_tokens\":5," VX_MSG "}",
+                  other, 401, true, "invalid authentication credentials");
+    expect_vertex(s, "claude-sonnet-4-6:rawPredict",
+                  "{\"model\":\"claude-sonnet-4-6\"," VX_VER ",\"max_tokens\":5," VX_MSG "}",
+                  bearer, 400, false, "model: Extra inputs are not permitted");
+    expect_vertex(s, "claude-sonnet-4-6:rawPredict", "{\"max_tokens\":5," VX_MSG "}", bearer, 400,
+                  false, "anthropic_version: Field required");
+    expect_vertex(s, "claude-sonnet-4-6:rawPredict",
+                  "{\"anthropic_version\":\"2023-06-01\",\"max_tokens\":5," VX_MSG "}", bearer, 400,
+                  false, "anthropic_version: Input should be 'vertex-2023-10-16'");
+    expect_vertex(s, "claude-sonnet-4-6:rawPredict", "{" VX_VER "," VX_MSG "}", bearer, 400, false,
+                  "max_tokens: Field required");
+    expect_vertex(s, "count-tokens:rawPredict", "{" VX_MSG "}", bearer, 400, false,
+                  "model: Field required");
+    expect_vertex(s, "count-tokens:rawPredict",
+                  "{\"model\":\"claude-sonnet-4-6\",\"max_tokens\":5," VX_MSG "}", bearer, 400,
+                  false, "max_tokens: Extra inputs are not permitted");
+    assert_int_equal(ms_request_count(s), 8);
+    expect_vertex(s, "claude-sonnet-4-6:rawPredict", "{" VX_VER ",\"max_tokens\":5," VX_MSG "}",
+                  bearer, 200, false, NULL);
+    assert_string_equal(ms_last_request(s)->format, "anthropic");
+    expect_vertex(s, "claude-sonnet-4-6:streamRawPredict",
+                  "{" VX_VER ",\"max_tokens\":5,\"stream\":true," VX_MSG "}", bearer, 200, false,
+                  NULL);
+    assert_true(ms_last_request(s)->stream);
+    snprintf(path, sizeof(path), VX_PATH "count-tokens:rawPredict");
+    post(s, path, "{\"model\":\"claude-sonnet-4-6\"," VX_VER "," VX_MSG "}", bearer, &h);
+    assert_int_equal(h.status, 200);
+    assert_int_equal(json_integer_value(json_object_get(h.json, "input_tokens")), 12);
+    http_release(&h);
+    ms_stop(s);
+}
+
 static void test_validation_can_be_turned_off(void **state)
 {
     ms_server *s = start();
@@ -1610,6 +1691,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_openai_validation),
     cmocka_unit_test(test_auth_checks),
     cmocka_unit_test(test_anthropic_validation),
+    cmocka_unit_test(test_vertex_claude_validation),
     cmocka_unit_test(test_validation_can_be_turned_off),
     cmocka_unit_test(test_script_ran_out_names_scenario_and_request),
     cmocka_unit_test(test_scenario_file_with_body_file),

@@ -992,6 +992,8 @@ static bool wants_stream(enum ms_format f, const char *path, const json_t *body,
         return strstr(path, ":streamGenerateContent") != NULL;
     if (f == MS_FMT_BEDROCK)
         return ms__bd_path_streams(path);
+    if (f == MS_FMT_ANTHROPIC && ms__vx_path(path)) /* Vertex: the method says it */
+        return ms__vx_path_streams(path);
     if (f == MS_FMT_DASHSCOPE) {
         /* DashScope streams when asked by header, as its SDKs do. */
         const char *sse = json_string_value(json_object_get(headers, "x-dashscope-sse"));
@@ -1026,6 +1028,7 @@ struct outcome {
     char *param;
     char type[48];
     char code[48];
+    bool google; /* Vertex refused it itself: its error in Google's shape */
 };
 
 static void outcome_release(ms_server *s, struct outcome *o)
@@ -1068,6 +1071,11 @@ static void screen(ms_server *s, const struct req *q, struct outcome *o)
     } else if (q->format == MS_FMT_BEDROCK && key &&
                !ms__bd_check_auth(q->headers, q->path, q->body, q->body_len, key, &v)) {
         outcome_from_verdict(o, &v);
+        ms__verdict_release(&v);
+    } else if (q->format == MS_FMT_ANTHROPIC && ms__vx_path(q->path)) {
+        if (!ms__vx_check(q->headers, key, q->path, validate, q->json, q->parse_error, &v,
+                          &o->google))
+            outcome_from_verdict(o, &v);
         ms__verdict_release(&v);
     } else if (q->format != MS_FMT_UNKNOWN &&
                !ms__check_request(q->format, q->path, q->headers,
@@ -1140,7 +1148,7 @@ static enum MHD_Result answer_model(ms_server *s, struct MHD_Connection *conn, c
     if (o.pick)
         ret = serve_reply(s, &q, o.pick);
     else
-        ret = send_error(s, &q, q.format, &o.e);
+        ret = send_error(s, &q, o.google ? MS_FMT_GEMINI : q.format, &o.e);
     outcome_release(s, &o);
     json_decref(q.json);
     json_decref(q.headers);

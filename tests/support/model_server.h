@@ -27,6 +27,13 @@
  *        status}}, the status word taken from "error.type" when scripted)
  *   POST /model/MODEL/converse, /model/MODEL/converse-stream                  "bedrock"
  *        (SigV4 checked when the scenario's key is "ID:SECRET"; model_server_bedrock.c)
+ *   POST /v1/projects/P/locations/L/publishers/anthropic/models/MODEL:rawPredict and
+ *        :streamRawPredict                                                     "anthropic"
+ *        (Claude on Vertex AI, model_server_vertex.c: a bearer token required, Google's 401
+ *        otherwise; no "model" in the body, "anthropic_version": "vertex-2023-10-16"; the rest
+ *        checked as /v1/messages; the method decides streaming), and
+ *        …/publishers/anthropic/models/count-tokens:rawPredict  its count: the model in the body,
+ *        the answer {"input_tokens": N} with the reply's usage.input_tokens
  *   POST /model/MODEL/count-tokens  Bedrock's CountTokens: the body checked strictly, the
  *        answer {"inputTokens": N} with the reply's usage.input_tokens (default: an estimate)
  *   any other path: 404 (OpenAI's "Invalid URL" error) unless a reply's match.path names it

@@ -1066,6 +1066,12 @@ static bool an_check_body(const json_t *body, struct ms_verdict *v)
     return an_check_tools(json_object_get(body, "tools"), v);
 }
 
+bool ms__an_check_body(const json_t *body, struct ms_verdict *v)
+{
+    memset(v, 0, sizeof(*v));
+    return an_check_body(body, v);
+}
+
 /* ---- Ollama -------------------------------------------------------------------------- */
 
 static bool ol_check_body(const json_t *body, struct ms_verdict *v)

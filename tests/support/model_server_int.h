@@ -242,6 +242,23 @@ void ms__verdict_release(struct ms_verdict *v);
  * (copied). Always returns false. */
 bool ms__verdict_set(struct ms_verdict *v, int status, const char *type, const char *message);
 
+/* The Messages API's body checks alone (no version header, no key): Vertex's body once its
+ * own members are checked (model_server_check.c). */
+bool ms__an_check_body(const json_t *body, struct ms_verdict *v);
+
+/* Claude on Vertex AI (model_server_vertex.c). */
+/* ".../publishers/anthropic/models/M:rawPredict" or ":streamRawPredict" (the count too). */
+bool ms__vx_path(const char *path);
+/* ".../publishers/anthropic/models/count-tokens:rawPredict". */
+bool ms__vx_path_counts(const char *path);
+bool ms__vx_path_streams(const char *path);
+/* The bearer token (key: the one it must be, NULL any), then (validate) the body; a refusal
+ * Vertex makes itself sets *google (its error shape), one of the Messages API's does not. */
+bool ms__vx_check(json_t *headers, const char *key, const char *path, bool validate, json_t *body,
+                  const char *parse_error, struct ms_verdict *v, bool *google);
+/* The count's answer {"input_tokens": N}, N the reply's usage.input_tokens. */
+rein_err ms__vx_count(struct ms_body *b, const struct content *k);
+
 /* Gemini (model_server_gemini.c). */
 bool ms__gm_check_auth(json_t *headers, const char *key, struct ms_verdict *v);
 /* The body of a request to path (which names the model: a gemini-3 one checks the current

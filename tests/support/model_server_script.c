@@ -61,7 +61,7 @@ enum ms_format ms__format_of_path(const char *path)
 {
     if (ends_with(path, "/chat/completions"))
         return MS_FMT_OPENAI;
-    if (ends_with(path, "/v1/messages"))
+    if (ends_with(path, "/v1/messages") || ms__vx_path(path))
         return MS_FMT_ANTHROPIC;
     if (strcmp(path, "/api/chat") == 0)
         return MS_FMT_OLLAMA;

@@ -366,7 +366,8 @@ rein_err ms__gather(struct content *k, const struct ms_reply *r, const struct ms
     k->model = ms__str_member(spec, "model");
     if (!k->model)
         k->model = ms__str_member(c->req, "model");
-    if (!k->model && c->format == MS_FMT_GEMINI && c->path &&
+    /* Gemini and Claude on Vertex name the model in the path */
+    if (!k->model && (c->format == MS_FMT_GEMINI || c->format == MS_FMT_ANTHROPIC) && c->path &&
         ms__gm_model_of_path(c->path, k->modelbuf, sizeof(k->modelbuf)))
         k->model = k->modelbuf;
     if (!k->model)
@@ -1173,7 +1174,9 @@ rein_err ms__render_reply(const struct ms_reply *r, const struct ms_ctx *c, stru
     if (!rc) {
         switch (c->format) {
         case MS_FMT_ANTHROPIC:
-            rc = c->stream ? an_stream(out, &k) : an_json(out, &k);
+            rc = c->path && ms__vx_path_counts(c->path) ? ms__vx_count(out, &k)
+                 : c->stream                            ? an_stream(out, &k)
+                                                        : an_json(out, &k);
             break;
         case MS_FMT_OLLAMA:
             rc = c->stream ? ol_stream(out, &k) : ol_json(out, &k);
