@@ -33,6 +33,8 @@ struct fx {
 };
 
 static struct fx *F;
+/* The model server's Vertex AI address of Claude (tests/support/model_server_vertex.c). */
+#define VX_PLACE "/v1/projects/p1/locations/us-east5/publishers/anthropic"
 static unsigned next_wait_threads;   /* the next server's --wait-threads (0: the default) */
 static bool next_forward_key;        /* the next gateway forwards the client's key */
 static int next_background;          /* the next gateway's background_max (0: its default) */
@@ -48,19 +50,22 @@ static rein_provider *provider(const char *wire, const char *key)
     rein_error err;
     bool anthropic = strcmp(wire, "anthropic") == 0, gemini = strcmp(wire, "gemini") == 0;
     bool bedrock = strcmp(wire, "bedrock") == 0;
-    char base[128];
+    bool vertex = strcmp(wire, "vertex-anthropic") == 0; /* Claude on Vertex AI */
+    char base[160];
 
     assert_non_null(cfg);
     assert_rein_ok(rein_provider_config_set(cfg, "provider",
-                                            anthropic || gemini || bedrock ||
+                                            anthropic || gemini || bedrock || vertex ||
                                                     strcmp(wire, "openai-responses") == 0
                                                 ? wire
                                                 : "openai-compatible",
                                             &err),
                    &err);
     snprintf(base, sizeof(base), "%s%s",
-             anthropic || gemini || bedrock ? ms_url(F->ms) : ms_openai_url(F->ms),
-             gemini ? "/v1beta" : "");
+             anthropic || gemini || bedrock || vertex ? ms_url(F->ms) : ms_openai_url(F->ms),
+             gemini   ? "/v1beta"
+             : vertex ? VX_PLACE
+                      : "");
     assert_rein_ok(rein_provider_config_set_base_url(cfg, base), NULL);
     assert_rein_ok(rein_provider_config_set_model(cfg, "gw-model"), NULL);
     if (key)
@@ -3580,6 +3585,109 @@ static void test_count_tokens(void **state)
     json_decref(sent);
 }
 
+/*
+ * Claude on Vertex AI upstream (decision 0104): an Anthropic client (Claude Code) gets the
+ * same-wire treatment, its system, tools and messages going up as written, its betas as a
+ * header, the model in the URL and anthropic_version in the body, streamed too; its count goes
+ * to Vertex's count address; an OpenAI client's request is written for Vertex alike; Vertex's
+ * own 429 reaches each client in its shape with its Retry-After. The model server refuses a
+ * body Vertex would refuse, so every 200 here is a body Vertex takes.
+ */
+static void assert_header(const struct th_resp *r, const char *name, const char *want);
+
+static void test_vertex_claude_upstream(void **state)
+{
+    static const char body[] =
+        "{\"model\":\"claude-sonnet-4-6\",\"max_tokens\":64,"
+        "\"system\":[{\"type\":\"text\",\"text\":\"Be brief.\"," EPHEMERAL "}],"
+        "\"tools\":[{\"name\":\"get_weather\",\"description\":\"weather\",\"input_schema\":"
+        "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}},\"required\":"
+        "[\"city\"]}," EPHEMERAL "}],"
+        "\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"What is "
+        "this?\"},{\"type\":\"image\",\"source\":" IMG "}]}]}";
+    const char *const h[] = {"anthropic-version: 2023-06-01",
+                             "anthropic-beta: context-1m-2025-08-07", NULL};
+    const struct ms_request *q;
+    struct th_resp r;
+
+    (void)state;
+    start_with("vertex-anthropic", "ya29.gw", 0);
+    script("[{\"tool_calls\":[{\"id\":\"toolu_2\",\"name\":\"get_weather\",\"arguments\":"
+           "\"{\\\"city\\\":\\\"Oslo\\\"}\"}],\"times\":2},{\"text\":\"Mild.\"},"
+           "{\"usage\":{\"input_tokens\":42}}]");
+    th_http("POST", u("/v1/messages"), body, h, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_string_equal(th_jstr(json_array_get(json_object_get(r.json, "content"), 0), "id"),
+                        "toolu_2");
+    th_resp_free(&r);
+    q = ms_last_request(F->ms);
+    assert_string_equal(q->path, VX_PLACE "/models/gw-model:rawPredict");
+    assert_string_equal(ms_request_header(q, "authorization"), "Bearer ya29.gw");
+    assert_string_equal(ms_request_header(q, "anthropic-beta"), "context-1m-2025-08-07");
+    assert_null(json_object_get(q->json, "model"));
+    assert_string_equal(th_jstr(q->json, "anthropic_version"), "vertex-2023-10-16");
+    assert_went_up_as_sent(body, "system");
+    assert_went_up_as_sent(body, "tools");
+    assert_went_up_as_sent(body, "messages");
+
+    /* streamed: :streamRawPredict, and the client gets Anthropic's events */
+    th_http("POST", u("/v1/messages"),
+            "{\"model\":\"m\",\"max_tokens\":64,\"stream\":true,\"tools\":[{\"name\":"
+            "\"get_weather\",\"input_schema\":{\"type\":\"object\"}}]," USER "}",
+            h, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "event: message_stop"));
+    assert_non_null(strstr(r.body, "toolu_2"));
+    th_resp_free(&r);
+    q = ms_last_request(F->ms);
+    assert_string_equal(q->path, VX_PLACE "/models/gw-model:streamRawPredict");
+
+    /* an OpenAI client: its request written for Vertex */
+    chat("{\"model\":\"m\"," USER "}", NULL, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_string_equal(
+        th_jstr(json_object_get(json_array_get(json_object_get(r.json, "choices"), 0), "message"),
+                "content"),
+        "Mild.");
+    th_resp_free(&r);
+    q = ms_last_request(F->ms);
+    assert_string_equal(q->path, VX_PLACE "/models/gw-model:rawPredict");
+    assert_null(json_object_get(q->json, "model"));
+    assert_string_equal(th_jstr(q->json, "anthropic_version"), "vertex-2023-10-16");
+
+    /* the count: Vertex's count address, the model rein sends to in the body */
+    th_http("POST", u("/v1/messages/count_tokens"),
+            "{\"model\":\"claude-sonnet-4-6\",\"system\":\"Be brief.\"," USER "}", h, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_int_equal(json_integer_value(json_object_get(r.json, "input_tokens")), 42);
+    th_resp_free(&r);
+    q = ms_last_request(F->ms);
+    assert_string_equal(q->path, VX_PLACE "/models/count-tokens:rawPredict");
+    assert_string_equal(th_jstr(q->json, "model"), "gw-model");
+    assert_string_equal(ms_request_header(q, "authorization"), "Bearer ya29.gw");
+
+    /* Vertex's own 429 (google.rpc.Status) in each client's shape, with its Retry-After */
+    script("[{\"status\":429,\"times\":2,\"headers\":{\"Retry-After\":\"9\"},\"body\":"
+           "\"{\\\"error\\\":{\\\"code\\\":429,\\\"message\\\":\\\"Quota exceeded for "
+           "aiplatform.googleapis.com/online_prediction_requests_per_base_model\\\","
+           "\\\"status\\\":\\\"RESOURCE_EXHAUSTED\\\"}}\"}]");
+    th_http("POST", u("/v1/messages"), "{\"model\":\"m\",\"max_tokens\":64," USER "}", h, &r);
+    assert_int_equal(r.status, 429);
+    assert_string_equal(th_jstr(r.json, "type"), "error");
+    assert_string_equal(th_jstr(json_object_get(r.json, "error"), "type"), "rate_limit_error");
+    assert_non_null(strstr(th_jstr(json_object_get(r.json, "error"), "message"), "Quota"));
+    assert_header(&r, "Retry-After", "9");
+    th_resp_free(&r);
+    chat("{\"model\":\"m\"," USER "}", NULL, &r);
+    assert_int_equal(r.status, 429);
+    assert_non_null(strstr(th_jstr(json_object_get(r.json, "error"), "message"), "Quota"));
+    assert_header(&r, "Retry-After", "9");
+    th_resp_free(&r);
+}
+
 /* A reply that a stop sequence ended says which one, in a body and in a stream. */
 static void test_anthropic_stop_sequence(void **state)
 {
@@ -6727,6 +6835,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_anthropic_beta_reaches_claude, teardown),
         cmocka_unit_test_teardown(test_client_key_is_forwarded, teardown),
         cmocka_unit_test_teardown(test_count_tokens, teardown),
+        cmocka_unit_test_teardown(test_vertex_claude_upstream, teardown),
         cmocka_unit_test_teardown(test_count_across_wires, teardown),
         cmocka_unit_test_teardown(test_count_bodies_of_each_form, teardown),
         cmocka_unit_test_teardown(test_count_no_count_per_client, teardown),
