@@ -10,6 +10,7 @@
  * tests/support and are compiled in here, without libmicrohttpd.
  */
 #include "../tests/support/model_server_check.c"
+#include "../tests/support/model_server_compat.c"
 #include "../tests/support/model_server_gemini.c"
 #include "../tests/support/model_server_bedrock.c"
 #include "../tests/support/model_server_vertex.c"

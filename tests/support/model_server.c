@@ -1050,6 +1050,7 @@ static void outcome_from_verdict(struct outcome *o, struct ms_verdict *v)
     o->e.type = o->type[0] ? o->type : NULL;
     o->e.code = o->code[0] ? o->code : NULL;
     o->e.param = o->param;
+    o->e.flat = v->flat;
 }
 
 /* Checks the path, the method and the request the way the service would. */

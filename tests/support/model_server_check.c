@@ -1673,7 +1673,7 @@ bool ms__check_request(enum ms_format f, const char *path, json_t *headers, cons
         return ms__bd_path_counts(path) ? ms__bd_check_count(body, v) : ms__bd_check_body(body, v);
     if (f == MS_FMT_RESPONSES)
         return rs_check_body(body, v);
-    return oa_check_body(body, v);
+    return oa_check_body(body, v) && ms__compat_check(path, body, v);
 }
 
 /* ---- conversation helpers ------------------------------------------------------------ */

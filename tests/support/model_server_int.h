@@ -197,6 +197,7 @@ struct ms_error_info {
     const char *message;
     const char *code;
     const char *param;
+    bool flat; /* OpenAI's fields at the top with "object": "error" (Mistral) */
 };
 /* Renders the JSON error body of format f. */
 rein_err ms__render_error(enum ms_format f, const struct ms_error_info *e, struct ms_body *out);
@@ -233,11 +234,15 @@ struct ms_verdict {
     char code[48];
     char *param;
     char *message;
+    bool flat; /* Mistral's {"object": "error", ...}, not wrapped in "error" */
 };
 /* path: the request's (Bedrock's CountTokens is told from Converse by it). */
 bool ms__check_request(enum ms_format f, const char *path, json_t *headers, const char *api_key,
                        bool validate, json_t *body, const char *parse_error, struct ms_verdict *v);
 void ms__verdict_release(struct ms_verdict *v);
+/* The OpenAI-compatible providers' own refusals of a chat completions body (path: the
+ * request's), model_server_compat.c; true when none applies. */
+bool ms__compat_check(const char *path, const json_t *body, struct ms_verdict *v);
 /* Records a refusal with this status, type (the error's status word for Gemini) and message
  * (copied). Always returns false. */
 bool ms__verdict_set(struct ms_verdict *v, int status, const char *type, const char *message);

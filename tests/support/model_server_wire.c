@@ -1281,6 +1281,17 @@ rein_err ms__render_error(enum ms_format f, const struct ms_error_info *given, s
     } else if (f == MS_FMT_OLLAMA) {
         rein_jw_key(&w, "error");
         rein_jw_str(&w, e.message);
+    } else if (e.flat) {
+        rein_jw_key(&w, "object");
+        rein_jw_str(&w, "error");
+        rein_jw_key(&w, "message");
+        rein_jw_str(&w, e.message);
+        rein_jw_key(&w, "type");
+        rein_jw_str(&w, e.type);
+        rein_jw_key(&w, "param");
+        jw_str_or_null(&w, e.param);
+        rein_jw_key(&w, "code");
+        jw_str_or_null(&w, e.code);
     } else {
         rein_jw_key(&w, "error");
         rein_jw_obj_begin(&w);
