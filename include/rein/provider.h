@@ -574,6 +574,16 @@ REIN_EXTERN bool rein_provider_takes_media(const rein_provider *p, const char *m
 #define REIN_SAMPLING_BOTH        4u
 #define REIN_SAMPLING_ALL         (REIN_SAMPLING_TEMPERATURE | REIN_SAMPLING_TOP_P | REIN_SAMPLING_BOTH)
 REIN_EXTERN unsigned rein_provider_sampling(const rein_provider *p, const rein_model_request *req);
+/*
+ * Whether p's upstream answers 400 to the request member named member (a chat completions
+ * name) for req's model (or the configured one) (decision 0105): Groq logprobs, top_logprobs and
+ * logit_bias; xAI's reasoning models presence_penalty, frequency_penalty and stop, and
+ * reasoning_effort but on grok-3-mini and grok-4.3 on; deepseek-reasoner logprobs and
+ * top_logprobs. rein writes what it is asked either way; the gateway drops, and names, what the
+ * upstream would refuse. p and req are borrowed.
+ */
+REIN_EXTERN bool rein_provider_refuses(const rein_provider *p, const rein_model_request *req,
+                                       const char *member);
 /* Whether req (borrowed) asks p's model to think: its reasoning setting (a budget, or an effort
  * other than none), else p's configured reasoning_effort. */
 REIN_EXTERN bool rein_provider_request_thinks(const rein_provider *p,

@@ -51,6 +51,26 @@
       "LM Studio local server", NULL)                                                              \
     X("openai-compatible", &rein__wire_openai, NULL, NULL, NULL, 0,                                \
       "any OpenAI-compatible server (set the base URL)", NULL)                                     \
+    X("mistral", &rein__wire_openai, "https://api.mistral.ai/v1", "MISTRAL_API_KEY", NULL,         \
+      Q_MISTRAL, "Mistral AI chat completions (La Plateforme)", NULL)                              \
+    X("deepseek", &rein__wire_openai, "https://api.deepseek.com", "DEEPSEEK_API_KEY", NULL,        \
+      Q_SEND_REASONING | Q_REASONING_ON_CALLS, "DeepSeek chat completions", NULL)                  \
+    X("xai", &rein__wire_openai, "https://api.x.ai/v1", "XAI_API_KEY", NULL, Q_XAI_PARAMS,         \
+      "xAI (Grok) chat completions", NULL)                                                         \
+    X("openrouter", &rein__wire_openai, "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY",      \
+      NULL, 0, "OpenRouter (many upstreams, one OpenAI-compatible API)", NULL)                     \
+    X("groq", &rein__wire_openai, "https://api.groq.com/openai/v1", "GROQ_API_KEY", NULL,          \
+      Q_GROQ_PARAMS, "Groq chat completions", NULL)                                                \
+    X("together", &rein__wire_openai, "https://api.together.xyz/v1", "TOGETHER_API_KEY", NULL, 0,  \
+      "Together AI chat completions", NULL)                                                        \
+    X("fireworks", &rein__wire_openai, "https://api.fireworks.ai/inference/v1",                    \
+      "FIREWORKS_API_KEY", NULL, 0, "Fireworks AI chat completions", NULL)                         \
+    X("cerebras", &rein__wire_openai, "https://api.cerebras.ai/v1", "CEREBRAS_API_KEY", NULL, 0,   \
+      "Cerebras inference chat completions", NULL)                                                 \
+    X("moonshot", &rein__wire_openai, "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY", NULL, 0,   \
+      "Moonshot AI (Kimi) chat completions", NULL)                                                 \
+    X("zai", &rein__wire_openai, "https://api.z.ai/api/paas/v4", "ZAI_API_KEY", NULL, 0,           \
+      "Z.ai (GLM) chat completions", NULL)                                                         \
     X("dashscope-native", &rein__wire_dashscope, "https://dashscope.aliyuncs.com/api/v1",          \
       "DASHSCOPE_API_KEY", NULL, Q_ENABLE_THINKING_OFF_NONSTREAM,                                  \
       "Alibaba DashScope (Qwen), native text-generation API", NULL)                                \
@@ -147,6 +167,18 @@ static const struct {
     {"us.meta.llama3", {true, false, true, false, 128000, false, 0}},
     {"mistral.mistral-large", {true, true, true, false, 128000, false, 0}},
     {"grok", {true, true, true, false, 131072, false, 0}},
+    /* the OpenAI-compatible providers of decision 0105, as their model pages give them */
+    {"grok-4", {true, true, true, false, 256000, true, 0}},
+    {"grok-3-mini", {true, true, true, false, 131072, true, 0}},
+    {"grok-code-fast", {true, true, true, false, 256000, true, 0}},
+    {"deepseek-chat", {true, true, true, false, 128000, false, 8192}},
+    {"deepseek-reasoner", {true, true, true, false, 128000, true, 65536}},
+    {"magistral", {true, true, true, false, 128000, true, 0}},
+    {"mistral-large", {true, true, true, false, 128000, false, 0}},
+    {"mistral-medium", {true, true, true, false, 128000, false, 0}},
+    {"mistral-small", {true, true, true, false, 128000, false, 0}},
+    {"codestral", {true, true, true, false, 256000, false, 0}},
+    {"devstral", {true, true, true, false, 128000, false, 0}},
     /* the rules provider reads every result whole: nothing may be shortened for it */
     {"rules", {true, false, false, false, INT64_C(1) << 40, false, 0}},
 };

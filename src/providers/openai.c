@@ -24,6 +24,7 @@
 
 #include "jpull.h"
 
+#include <ctype.h>
 #include <curl/curl.h>
 #include <math.h>
 #include <stdio.h>
@@ -439,7 +440,8 @@ rein_err rein__openai_body(struct rein_provider_decoder *d, const char *p, size_
 
 static unsigned openai_variant(const rein_provider *p)
 {
-    return (p->cfg.quirks & Q_SEND_REASONING) | (p->wire && p->wire->takes_media ? 0 : V_NO_MEDIA);
+    return (p->cfg.quirks & (Q_SEND_REASONING | Q_MISTRAL | Q_REASONING_ON_CALLS)) |
+           (p->wire && p->wire->takes_media ? 0 : V_NO_MEDIA);
 }
 
 /* The content part a user message's attachment is on this wire ("image_url", "file",
@@ -537,6 +539,40 @@ static void tool_text(const rein_provider *p, struct rein_jw *w, const json_t *m
                         "completions API takes media in user messages only");
 }
 
+/*
+ * A call id as Mistral takes it, [a-zA-Z0-9]{9} (decision 0105): one of that form as it is (the
+ * ids Mistral itself writes), any other as nine base-62 digits of its hash. The same id maps to
+ * the same nine characters in every request, so an assistant message's tool_calls[].id and the
+ * tool message's tool_call_id agree without rein keeping anything, and the client keeps its ids.
+ */
+static const char *mistral_id(const char *id, char out[10])
+{
+    static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    size_t n = strlen(id), i;
+    uint64_t h;
+
+    for (i = 0; i < n && isalnum((unsigned char)id[i]); i++)
+        ;
+    if (n == 9 && i == n)
+        return id;
+    h = rein__hash64(UINT64_C(0x6d697374726131), id, n);
+    for (i = 0; i < 9; i++, h /= 62)
+        out[i] = digits[h % 62];
+    out[9] = '\0';
+    return out;
+}
+
+/* Writes key: the call id msg holds under from, as the provider takes ids. */
+static void jw_call_id(const rein_provider *p, struct rein_jw *w, const char *key,
+                       const json_t *msg, const char *from)
+{
+    const char *id = rein__json_str(msg, from);
+    char mapped[10];
+
+    rein_jw_key(w, key);
+    rein_jw_str(w, (p->cfg.quirks & Q_MISTRAL) ? mistral_id(id, mapped) : id);
+}
+
 /* Whether tool message msg has an attachment this wire carries in a user message. */
 static bool has_user_media(const json_t *msg)
 {
@@ -582,10 +618,13 @@ static bool tool_media_message(const rein_provider *p, struct rein_jw *w, const 
             rein_jw_arr_begin(w);
             open = true;
         }
+        const char *id = rein__json_str(m, "tool_call_id");
+        char mapped[10];
+        if (p->cfg.quirks & Q_MISTRAL)
+            id = mistral_id(id, mapped);
         intro = rein_asprintf("The media of the result of tool call %s%s%s%s (tool messages "
                               "carry text only):",
-                              rein__json_str(m, "tool_call_id"), name[0] ? " (" : "", name,
-                              name[0] ? ")" : "");
+                              id, name[0] ? " (" : "", name, name[0] ? ")" : "");
         if (!intro)
             w->err = REIN_ENOMEM;
         rein_jw_obj_begin(w);
@@ -622,7 +661,7 @@ static void jw_member_str(struct rein_jw *w, const char *key, const json_t *msg,
     rein_jw_str(w, rein__json_str(msg, from));
 }
 
-static void encode_calls(struct rein_jw *w, const json_t *calls)
+static void encode_calls(const rein_provider *p, struct rein_jw *w, const json_t *calls)
 {
     size_t i;
     json_t *c;
@@ -633,7 +672,7 @@ static void encode_calls(struct rein_jw *w, const json_t *calls)
     {
         const char *raw = rein__json_str(c, "arguments");
         rein_jw_obj_begin(w);
-        jw_member_str(w, "id", c, "id");
+        jw_call_id(p, w, "id", c, "id");
         REIN_JW_KEY(w, "type");
         rein_jw_str(w, "function");
         REIN_JW_KEY(w, "function");
@@ -661,8 +700,9 @@ static rein_err openai_encode_message(const rein_provider *p, const json_t *msg,
     struct rein_jw w;
 
     rein_jw_init(&w, out);
-    if (json_is_object(as_sent)) {
-        /* the message as a client wrote it on this wire stands for it (history.h) */
+    if (json_is_object(as_sent) && !(p->cfg.quirks & Q_MISTRAL)) {
+        /* the message as a client wrote it on this wire stands for it (history.h); not for
+         * Mistral, whose call ids are rein's to write (mistral_id) */
         rein_jw_json(&w, as_sent);
         return rein_jw_finish(&w);
     }
@@ -670,7 +710,7 @@ static rein_err openai_encode_message(const rein_provider *p, const json_t *msg,
     REIN_JW_KEY(&w, "role");
     rein_jw_str(&w, role);
     if (strcmp(role, "tool") == 0) {
-        jw_member_str(&w, "tool_call_id", msg, "tool_call_id");
+        jw_call_id(p, &w, "tool_call_id", msg, "tool_call_id");
         REIN_JW_KEY(&w, "content");
         tool_text(p, &w, msg);
     } else if (strcmp(role, "assistant") == 0) {
@@ -681,12 +721,15 @@ static rein_err openai_encode_message(const rein_provider *p, const json_t *msg,
         else
             rein_jw_str(&w, content);
         if (has_calls)
-            encode_calls(&w, calls);
+            encode_calls(p, &w, calls);
         if (json_object_get(msg, "refusal")) {
             REIN_JW_KEY(&w, "refusal");
             rein_jw_str(&w, rein__json_str(msg, "refusal"));
         }
-        if ((p->cfg.quirks & Q_SEND_REASONING) && rein__json_str(msg, "reasoning")[0])
+        /* DeepSeek refuses a tool-calling turn without its reasoning_content in thinking
+         * mode ("must be passed back"), and ignores it on other turns */
+        if (((p->cfg.quirks & Q_SEND_REASONING) && rein__json_str(msg, "reasoning")[0]) ||
+            ((p->cfg.quirks & Q_REASONING_ON_CALLS) && has_calls))
             jw_member_str(&w, "reasoning_content", msg, "reasoning");
         /* OpenRouter asks for its reasoning_details back as they came. */
         if (json_array_size(json_object_get(msg, "reasoning_details"))) {
@@ -703,6 +746,32 @@ static rein_err openai_encode_message(const rein_provider *p, const json_t *msg,
 }
 
 /*
+ * Mistral refuses a user (or system) message right after a tool message ("Unexpected role
+ * 'user' after role 'tool'"): an assistant message goes between them, saying only that the
+ * results came (decision 0105). Writes it, with the comma after it, when p is Mistral's.
+ */
+static rein_err mistral_bridge(const rein_provider *p, struct rein_buf *out)
+{
+    static const char bridge[] =
+        "{\"role\":\"assistant\",\"content\":\"(tool results received)\"},";
+
+    if (!(p->cfg.quirks & Q_MISTRAL))
+        return REIN_OK;
+    return rein_buf_add(out, bridge, sizeof(bridge) - 1);
+}
+
+/* Whether any of the tool results from..to-1 of h has media for a user message. */
+static bool tools_have_media(const rein_provider *p, const rein_history *h, size_t from, size_t to)
+{
+    for (size_t i = from; p->wire && p->wire->takes_media && i < to; i++) {
+        const json_t *m = rein_history_get(h, i);
+        if (m && has_user_media(m))
+            return true;
+    }
+    return false;
+}
+
+/*
  * Message i's piece: the message, after the user message with the media of the tool results
  * just before it when it is the first message after them (decision 0098). The media of tool
  * results that end the history are written by build_body, after the pieces.
@@ -715,6 +784,12 @@ static rein_err openai_encode_in(const rein_provider *p, const rein_history *h, 
 
     if (!m)
         return REIN_ENOMEM;
+    if (from < i && (tools_have_media(p, h, from, i) || rein__history_role(h, i) == 'u' ||
+                     rein__history_role(h, i) == 's')) {
+        rein_err rc = mistral_bridge(p, out);
+        if (rc)
+            return rc;
+    }
     if (from < i) {
         struct rein_jw w;
         rein_err rc;
@@ -781,13 +856,24 @@ void rein__openai_tool_choice(struct rein_jw *w, const char *choice)
     rein_jw_obj_end(w);
 }
 
+/* Mistral's tool_choice: its word for "call some tool" is "any" (its API reference). */
+static void mistral_tool_choice(struct rein_jw *w, const char *choice)
+{
+    if (strcmp(choice, "required") != 0) {
+        rein__openai_tool_choice(w, choice);
+        return;
+    }
+    REIN_JW_KEY(w, "tool_choice");
+    rein_jw_str(w, "any");
+}
+
 static rein_err openai_build_body(rein_provider *p, const rein_model_request *req, rein_history *h,
                                   struct rein__body *body, rein_error *err)
 {
     struct rein_jw w;
     rein_err rc;
     const char *msgs;
-    size_t len;
+    size_t len, from;
 
     /* The messages first: with their size known the body is allocated once, and a large
      * block of them is not copied at all (rein__body_block). */
@@ -806,9 +892,19 @@ static rein_err openai_build_body(rein_provider *p, const rein_model_request *re
     rein__body_block(body, &w, msgs, len); /* the items, commas included */
     /* the media of the tool results that end the history: no message after them to carry
      * them in its piece (openai_encode_in) */
-    (void)tool_media_message(p, &w, h, tool_run_start(h, rein_history_len(h)), rein_history_len(h));
+    from = tool_run_start(h, rein_history_len(h));
+    if ((p->cfg.quirks & Q_MISTRAL) && tools_have_media(p, h, from, rein_history_len(h))) {
+        rein_jw_obj_begin(&w); /* mistral_bridge's message */
+        REIN_JW_KEY(&w, "role");
+        rein_jw_str(&w, "assistant");
+        REIN_JW_KEY(&w, "content");
+        rein_jw_str(&w, "(tool results received)");
+        rein_jw_obj_end(&w);
+    }
+    (void)tool_media_message(p, &w, h, from, rein_history_len(h));
     rein_jw_arr_end(&w);
-    rein__jw_tools(&w, req, &rein__wire_openai, rein__openai_tool_choice);
+    rein__jw_tools(&w, req, &rein__wire_openai,
+                   (p->cfg.quirks & Q_MISTRAL) ? mistral_tool_choice : rein__openai_tool_choice);
     rein__jw_limits(&w, req,
                     (p->cfg.quirks & Q_MAX_COMPLETION_TOKENS) ? "max_completion_tokens"
                                                               : "max_tokens");

@@ -955,6 +955,54 @@ unsigned rein_provider_sampling(const rein_provider *p, const rein_model_request
                : REIN_SAMPLING_ALL;
 }
 
+/* Whether key is one of the NULL-terminated list's. */
+static bool in_list(const char *const *list, const char *key)
+{
+    for (size_t i = 0; list[i]; i++)
+        if (strcmp(list[i], key) == 0)
+            return true;
+    return false;
+}
+
+/* xAI's reasoning models: grok-3-mini, grok-4 (but its -non-reasoning forms), grok-code. */
+static bool grok_reasons(const char *m)
+{
+    return (!strncmp(m, "grok-3-mini", 11) || !strncmp(m, "grok-4", 6) ||
+            !strncmp(m, "grok-code", 9)) &&
+           !strstr(m, "non-reasoning");
+}
+
+/* Of the grok reasoning models only grok-3-mini and grok-4.3 on take reasoning_effort;
+ * grok-4, its fast forms, grok-code and grok-4.20 answer 400 to it. */
+static bool grok_takes_effort(const char *m)
+{
+    return !strncmp(m, "grok-3-mini", 11) ||
+           (!strncmp(m, "grok-4.", 7) && m[7] >= '3' && m[7] <= '9' && m[8] != '0');
+}
+
+bool rein_provider_refuses(const rein_provider *p, const rein_model_request *req,
+                           const char *member)
+{
+    static const char *const groq[] = {"logprobs", "top_logprobs", "logit_bias", NULL};
+    static const char *const grok[] = {"presence_penalty", "frequency_penalty", "stop", NULL};
+    const char *m = p ? rein__request_model(p, req) : NULL;
+    unsigned q = p ? p->cfg.quirks : 0;
+
+    if (!m || !member)
+        return false;
+    if (strrchr(m, '/'))
+        m = strrchr(m, '/') + 1;
+    if ((q & Q_GROQ_PARAMS) && in_list(groq, member))
+        return true;
+    if ((q & Q_XAI_PARAMS) && grok_reasons(m))
+        return in_list(grok, member) ||
+               (!strcmp(member, "reasoning_effort") && !grok_takes_effort(m));
+    /* deepseek-reasoner: "setting logprobs or top_logprobs is an error" */
+    if ((q & Q_REASONING_ON_CALLS) && !strncmp(m, "deepseek-reasoner", 17))
+        return !strcmp(member, "logprobs") || !strcmp(member, "top_logprobs");
+    return false;
+}
+
 bool rein_provider_takes_media(const rein_provider *p, const char *mime)
 {
     return p && p->wire && p->wire->takes_media && mime && p->wire->takes_media(mime);
@@ -1866,10 +1914,17 @@ static void scrub_json(json_t *v, const char *key)
     }
 }
 
-static const char *error_message(const json_t *e)
+/* The error's message; OpenRouter's "Provider returned error" says what the upstream said in
+ * metadata.raw, which follows it (decision 0105). buf holds the text when there is a raw. */
+static const char *error_message(const json_t *e, char *buf, size_t size)
 {
     const char *m = json_string_value(json_object_get(e, "message"));
-    return m ? m : "";
+    const char *raw = json_string_value(json_object_get(json_object_get(e, "metadata"), "raw"));
+
+    if (!raw || !raw[0])
+        return m ? m : "";
+    snprintf(buf, size, "%s: %s", m ? m : "", raw);
+    return buf;
 }
 
 /* Finishes the attempt's decoder (if any) into a response; a decoder that failed (or fails
@@ -2024,6 +2079,7 @@ static enum step next_step(struct send_state *s, struct attempt *at, enum outcom
     rein_provider *p = s->p;
     int max = s->req->retries >= 0 ? s->req->retries : p->cfg.max_retries;
     bool retry_ok = s->retries < max;
+    char text[256];
     rein_err frc;
 
     *wait_ms = 0;
@@ -2053,9 +2109,10 @@ static enum step next_step(struct send_state *s, struct attempt *at, enum outcom
             scrub_json((*resp)->error, p->cfg.api_key);
             scrub_json((*resp)->error, s->req->api_key);
         }
-        *rc = rein_error_set(err, REIN_EHTTP, "HTTP %ld from %s%s%s", at->status, at->url,
-                             *resp && (*resp)->error ? ": " : "",
-                             *resp && (*resp)->error ? error_message((*resp)->error) : "");
+        *rc = rein_error_set(
+            err, REIN_EHTTP, "HTTP %ld from %s%s%s", at->status, at->url,
+            *resp && (*resp)->error ? ": " : "",
+            *resp && (*resp)->error ? error_message((*resp)->error, text, sizeof(text)) : "");
         err->detail = (int)at->status;
         if (status_retryable(at->status) && retry_ok) {
             *wait_ms = at->retry_after_ms >= 0 ? at->retry_after_ms : backoff_ms(p, s->retries);
@@ -2094,7 +2151,7 @@ static enum step next_step(struct send_state *s, struct attempt *at, enum outcom
             return S_RETRY;
         }
         *rc = rein_error_set(err, REIN_EPROVIDER, "the provider reported an error: %s",
-                             error_message((*resp)->error));
+                             error_message((*resp)->error, text, sizeof(text)));
         return S_RETURN;
     }
     if (out == O_DONE && *resp && (*resp)->complete) {
@@ -2620,6 +2677,7 @@ static rein_err count_failed(struct count_xfer *x, const char *url, rein_model_r
 {
     static const struct rein_decoder_options opt;
     rein_model_response *r = decode_error_bytes(x->p->wire, &opt, x->body.ptr, x->body.len);
+    char text[256];
 
     if (r) {
         if (x->retry_after_ms >= 0 || r->retry_after_ms < 0)
@@ -2634,7 +2692,8 @@ static rein_err count_failed(struct count_xfer *x, const char *url, rein_model_r
     }
     *out = r;
     rein_error_set(err, REIN_EHTTP, "HTTP %ld from %s%s%s", x->status, url,
-                   r && r->error ? ": " : "", r && r->error ? error_message(r->error) : "");
+                   r && r->error ? ": " : "",
+                   r && r->error ? error_message(r->error, text, sizeof(text)) : "");
     err->detail = (int)x->status;
     return REIN_EHTTP;
 }

@@ -469,6 +469,17 @@ enum rein__quirk {
     Q_MAX_COMPLETION_TOKENS = 1 << 1,       /* send max_completion_tokens (OpenAI) */
     Q_NO_STREAM_OPTIONS = 1 << 2,           /* server rejects stream_options */
     Q_SEND_REASONING = 1 << 3,              /* send reasoning_content back (DeepSeek) */
+    /* Mistral (decision 0105): tool call ids written as [a-zA-Z0-9]{9} (a fixed mapping of
+     * each id), tool_choice "required" as "any", and an assistant message between tool
+     * results and a user message, which Mistral refuses to follow one another */
+    Q_MISTRAL = 1 << 4,
+    /* DeepSeek's thinking mode: every assistant message with tool calls carries its
+     * reasoning_content back, empty when none was kept (decision 0105) */
+    Q_REASONING_ON_CALLS = 1 << 5,
+    /* members the upstream refuses with a 400 (decision 0105): xAI's reasoning models the
+     * penalties and stop, Groq logprobs, logit_bias, top_logprobs and n above 1 */
+    Q_XAI_PARAMS = 1 << 6,
+    Q_GROQ_PARAMS = 1 << 7,
 };
 
 struct rein__caps_override {
