@@ -796,6 +796,40 @@ static void chat_effort(struct rein__gw_ctx *c)
     c->reasoning_name = "reasoning_effort";
 }
 
+/*
+ * What the upstream's model answers 400 to (rein_provider_refuses, decision 0105): the client's
+ * members that would go as they are, and its stop sequences, left out and named as the client
+ * wrote them, as sampling settings are (decision 0101). xAI's reasoning models refuse stop and
+ * the penalties; Groq logprobs.
+ */
+static rein_err drop_refused(struct rein__gw_ctx *c)
+{
+    const char *stop = c->wire == &rein__gw_anthropic ? "stop_sequences"
+                       : c->wire == &rein__gw_gemini  ? "generationConfig.stopSequences"
+                                                      : "stop";
+    const char *key;
+    json_t *v;
+    void *tmp;
+
+    json_object_foreach_safe(c->req.passthrough, tmp, key, v)
+    {
+        if (!rein_provider_refuses(c->g->provider, c->mreq, key))
+            continue;
+        /* made when first needed: nearly every request has nothing to leave out */
+        if ((!c->refused && !(c->refused = json_array())) ||
+            json_array_append_new(c->refused, json_string(key)))
+            return REIN_ENOMEM;
+        (void)json_object_del(c->req.passthrough, key);
+    }
+    if (json_array_size(c->req.stop) && rein_provider_refuses(c->g->provider, c->mreq, "stop")) {
+        if (rein_model_request_set_stop(c->mreq, NULL, 0) ||
+            (!c->refused && !(c->refused = json_array())) ||
+            json_array_append_new(c->refused, json_string(stop)))
+            return REIN_ENOMEM;
+    }
+    return REIN_OK;
+}
+
 /* The members of the request that go upstream besides what rein_model_request carries. */
 static rein_err upstream_extra(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
 {
@@ -935,6 +969,8 @@ static rein_err upstream_request(struct rein__gw_ctx *c, struct rein__gw_bad *ba
     rein_model_request_set_events(m, on_event, c);
     rein_model_request_set_on_wait(m, flush_stream, c);
     rc = upstream_stop(c, bad);
+    if (!rc)
+        rc = drop_refused(c);
     return rc ? rc : upstream_extra(c, bad);
 }
 
@@ -1540,6 +1576,7 @@ static void ctx_release(struct rein__gw_ctx *c)
     rein_buf_release(&c->rs_text);
     rein_buf_release(&c->conv);
     json_decref(c->conv_extra);
+    json_decref(c->refused);
 }
 
 /* The call ids the client's history already uses: a new call must not repeat one. */
@@ -1646,7 +1683,16 @@ static bool prepare(struct rein__gw_ctx *c)
     c->streaming = c->req.stream;
     c->model = c->g->model_from_client && c->req.model ? c->req.model
                                                        : rein_provider_model(c->g->provider);
-    if ((dropped = dropped_members(c)) != NULL) {
+    dropped = dropped_members(c);
+    if (json_array_size(c->refused)) {
+        /* what the upstream refuses joins what another wire dropped */
+        if (dropped && json_array_extend(c->refused, (json_t *)dropped) != 0) {
+            answer_errorf(c, 500, NULL, "out of memory");
+            return false;
+        }
+        dropped = c->refused;
+    }
+    if (dropped) {
         char *names = rein_json_dumps(dropped);
         if (names)
             (void)c->sink->header(c->sink->data, "x-rein-dropped", names);

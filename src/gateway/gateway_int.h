@@ -702,6 +702,8 @@ struct rein__gw_ctx {
      * client's body holds beyond it (new, or NULL). */
     struct rein_buf conv;
     json_t *conv_extra;
+    /* the client's members the upstream's model refuses, left out (decision 0105), or NULL */
+    json_t *refused;
     int block; /* Anthropic: index of the open block, -1 none */
     int next_block;
     char block_type[20];    /* "text", "thinking", "thinking_signed" (its signature began) */

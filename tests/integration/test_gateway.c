@@ -42,6 +42,9 @@ static const char *next_server_keys; /* the next server's API keys (NULL: none) 
 static bool next_model_from_client;  /* the next gateway asks the model the client names */
 static int64_t next_keep_bytes;      /* the next gateway's keep_bytes (0: its default) */
 static const char *next_reasoning;   /* the next upstream's configured reasoning_effort */
+/* the next upstream's preset, model and path under the model server's URL (a provider of
+ * decision 0105's; NULL: the wire's usual) */
+static const char *next_preset, *next_model, *next_path;
 
 static rein_provider *provider(const char *wire, const char *key)
 {
@@ -66,8 +69,13 @@ static rein_provider *provider(const char *wire, const char *key)
              gemini   ? "/v1beta"
              : vertex ? VX_PLACE
                       : "");
+    if (next_preset) {
+        assert_rein_ok(rein_provider_config_set(cfg, "provider", next_preset, &err), &err);
+        snprintf(base, sizeof(base), "%s%s", ms_url(F->ms), next_path ? next_path : "/v1");
+    }
     assert_rein_ok(rein_provider_config_set_base_url(cfg, base), NULL);
-    assert_rein_ok(rein_provider_config_set_model(cfg, "gw-model"), NULL);
+    assert_rein_ok(rein_provider_config_set_model(cfg, next_model ? next_model : "gw-model"), NULL);
+    next_preset = next_model = next_path = NULL;
     if (key)
         assert_rein_ok(rein_provider_config_set_api_key(cfg, key), NULL);
     if (next_reasoning)
@@ -6773,6 +6781,175 @@ static void test_structured_answer_streams_once_checked(void **state)
     th_resp_free(&r);
 }
 
+/* ---- the OpenAI-compatible providers of decision 0105 ------------------------------------ */
+
+/* Starts the gateway on preset's upstream (model, path under the model server). */
+static void start_preset(const char *preset, const char *model, const char *path)
+{
+    next_preset = preset;
+    next_model = model;
+    next_path = path;
+    start_with("openai", NULL, 0);
+}
+
+#define MISTRAL_EARLIER                                                                            \
+    "{\"role\":\"user\",\"content\":\"weather in Oslo?\"},"                                        \
+    "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"call_Xq2hv3ZtN8pWm1\","    \
+    "\"type\":\"function\",\"function\":{\"name\":\"get_weather\","                                \
+    "\"arguments\":\"{\\\"city\\\":\\\"Oslo\\\"}\"}}]},"                                           \
+    "{\"role\":\"tool\",\"tool_call_id\":\"call_Xq2hv3ZtN8pWm1\",\"content\":\"rain\"},"           \
+    "{\"role\":\"user\",\"content\":\"and in Rome?\"}"
+#define MISTRAL_STEP                                                                               \
+    "[{\"match\":{\"nth\":1},\"tool_calls\":[{\"id\":\"D681PevKs\",\"name\":\"get_weather\","      \
+    "\"arguments\":\"{\\\"city\\\":\\\"Rome\\\"}\"}]},"                                            \
+    "{\"match\":{\"tool_result_contains\":\"sunny\"},\"text\":\"Sunny in Rome.\"}]"
+
+/*
+ * `rein serve --provider mistral` with an OpenAI client whose conversation holds its own call
+ * ids (call_…) and asks its next question right after a tool result: a tool loop of two steps.
+ * Mistral sees its nine-character ids and a message between the result and the question; the
+ * client sees Mistral's call id and gives it back.
+ */
+static void test_mistral_through_the_gateway_openai_client(void **state)
+{
+    const struct ms_request *q;
+    struct th_resp r;
+
+    (void)state;
+    start_preset("mistral", "mistral-large-latest", NULL);
+    script(MISTRAL_STEP);
+    chat("{\"model\":\"m\",\"messages\":[" MISTRAL_EARLIER "]," TOOLS "}", NULL, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_non_null(strstr(r.body, "\"id\":\"D681PevKs\""));
+    th_resp_free(&r);
+    q = ms_last_request(F->ms);
+    assert_null(strstr(q->body, "call_Xq2hv3ZtN8pWm1"));
+    chat("{\"model\":\"m\",\"messages\":[" MISTRAL_EARLIER ","
+         "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"D681PevKs\","
+         "\"type\":\"function\",\"function\":{\"name\":\"get_weather\","
+         "\"arguments\":\"{\\\"city\\\":\\\"Rome\\\"}\"}}]},"
+         "{\"role\":\"tool\",\"tool_call_id\":\"D681PevKs\",\"content\":\"sunny\"}]," TOOLS "}",
+         NULL, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_non_null(strstr(r.body, "Sunny in Rome."));
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 2);
+}
+
+#define TOOLS_AN                                                                                   \
+    "\"tools\":[{\"name\":\"get_weather\",\"input_schema\":{\"type\":\"object\","                  \
+    "\"properties\":{\"city\":{\"type\":\"string\"}}}}]"
+
+/* The same loop from an Anthropic client (Claude Code's shape: toolu_ ids, the next question in
+ * the user message beside the tool result). */
+static void test_mistral_through_the_gateway_anthropic_client(void **state)
+{
+#define AN_EARLIER                                                                                 \
+    "{\"role\":\"user\",\"content\":\"weather in Oslo?\"},"                                        \
+    "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\","                                 \
+    "\"id\":\"toolu_01A09q90qw90lq917835lq9\",\"name\":\"get_weather\","                           \
+    "\"input\":{\"city\":\"Oslo\"}}]},"                                                            \
+    "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","                                   \
+    "\"tool_use_id\":\"toolu_01A09q90qw90lq917835lq9\",\"content\":\"rain\"},"                     \
+    "{\"type\":\"text\",\"text\":\"and in Rome?\"}]}"
+    const char *const h[] = {"anthropic-version: 2023-06-01", NULL};
+    struct th_resp r;
+
+    (void)state;
+    start_preset("mistral", "mistral-large-latest", NULL);
+    script(MISTRAL_STEP);
+    th_http("POST", u("/v1/messages"),
+            "{\"model\":\"m\",\"max_tokens\":256,\"messages\":[" AN_EARLIER "]," TOOLS_AN "}", h,
+            &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_non_null(strstr(r.body, "\"id\":\"D681PevKs\""));
+    th_resp_free(&r);
+    th_http("POST", u("/v1/messages"),
+            "{\"model\":\"m\",\"max_tokens\":256,\"messages\":[" AN_EARLIER ","
+            "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"D681PevKs\","
+            "\"name\":\"get_weather\",\"input\":{\"city\":\"Rome\"}}]},"
+            "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":"
+            "\"D681PevKs\",\"content\":\"sunny\"}]}]," TOOLS_AN "}",
+            h, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_non_null(strstr(r.body, "Sunny in Rome."));
+    th_resp_free(&r);
+    assert_null(strstr(ms_last_request(F->ms)->body, "toolu_"));
+#undef AN_EARLIER
+}
+
+/* DeepSeek's thinking mode from an Anthropic client: the thinking block the client gives back
+ * goes up as the tool turn's reasoning_content. */
+static void test_deepseek_through_the_gateway_anthropic_client(void **state)
+{
+    const char *const h[] = {"anthropic-version: 2023-06-01", NULL};
+    struct th_resp r;
+
+    (void)state;
+    start_preset("deepseek", "deepseek-reasoner", NULL);
+    script(
+        "[{\"match\":{\"nth\":1},\"reasoning\":\"Call the tool.\",\"tool_calls\":[{\"id\":"
+        "\"call_00_a\",\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Rome\\\"}\"}]},"
+        "{\"match\":{\"tool_result_contains\":\"sunny\"},\"text\":\"Sunny.\"}]");
+    th_http("POST", u("/v1/messages"), "{\"model\":\"m\",\"max_tokens\":256," USER "," TOOLS_AN "}",
+            h, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_non_null(strstr(r.body, "Call the tool."));
+    th_resp_free(&r);
+    th_http("POST", u("/v1/messages"),
+            "{\"model\":\"m\",\"max_tokens\":256,\"messages\":[{\"role\":\"user\",\"content\":"
+            "\"weather in Paris?\"},{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\","
+            "\"thinking\":\"Call the tool.\",\"signature\":\"\"},{\"type\":\"tool_use\",\"id\":"
+            "\"call_00_a\",\"name\":\"get_weather\",\"input\":{\"city\":\"Rome\"}}]},"
+            "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":"
+            "\"call_00_a\",\"content\":\"sunny\"}]}]," TOOLS_AN "}",
+            h, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_non_null(strstr(r.body, "Sunny."));
+    th_resp_free(&r);
+    assert_non_null(
+        strstr(ms_last_request(F->ms)->body, "\"reasoning_content\":\"Call the tool.\""));
+}
+
+/* What xAI's reasoning models and Groq refuse is left out and named; the rest goes up. */
+static void test_refused_members_are_dropped_and_named(void **state)
+{
+    const struct ms_request *q;
+    struct th_resp r;
+
+    (void)state;
+    start_preset("xai", "grok-4", NULL);
+    script("[{\"text\":\"ok\"}]");
+    chat("{\"model\":\"m\"," USER ",\"presence_penalty\":0.5,\"stop\":[\"END\"],\"seed\":3}", NULL,
+         &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_non_null(strstr(th_header(&r, "x-rein-dropped"), "presence_penalty"));
+    assert_non_null(strstr(th_header(&r, "x-rein-dropped"), "stop"));
+    th_resp_free(&r);
+    q = ms_last_request(F->ms);
+    assert_null(json_object_get(q->json, "presence_penalty"));
+    assert_null(json_object_get(q->json, "stop"));
+    assert_int_equal(json_integer_value(json_object_get(q->json, "seed")), 3);
+    teardown(NULL);
+
+    start_preset("groq", "llama-3.3-70b-versatile", "/openai/v1");
+    script("[{\"text\":\"ok\"}]");
+    chat("{\"model\":\"m\"," USER ",\"logprobs\":true,\"top_logprobs\":2}", NULL, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_non_null(strstr(th_header(&r, "x-rein-dropped"), "logprobs"));
+    assert_non_null(strstr(th_header(&r, "x-rein-dropped"), "top_logprobs"));
+    th_resp_free(&r);
+    assert_null(json_object_get(ms_last_request(F->ms)->json, "logprobs"));
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -6895,6 +7072,10 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_gemini_client_dropped_and_refused, teardown),
         cmocka_unit_test_teardown(test_gemini_client_bad_bodies, teardown),
         cmocka_unit_test_teardown(test_gemini_client_models_and_keys, teardown),
+        cmocka_unit_test_teardown(test_mistral_through_the_gateway_openai_client, teardown),
+        cmocka_unit_test_teardown(test_mistral_through_the_gateway_anthropic_client, teardown),
+        cmocka_unit_test_teardown(test_deepseek_through_the_gateway_anthropic_client, teardown),
+        cmocka_unit_test_teardown(test_refused_members_are_dropped_and_named, teardown),
     };
 
     if (argc > 1)
