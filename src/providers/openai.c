@@ -604,8 +604,8 @@ static bool tool_media_message(const rein_provider *p, struct rein_jw *w, const 
         return false;
     for (size_t i = from; i < to; i++) {
         const json_t *m = rein_history_get(h, i);
-        const char *name = rein__json_str(m, "name");
-        char *intro;
+        const char *name = rein__json_str(m, "name"), *id;
+        char *intro, mapped[10];
         size_t k;
         json_t *a;
         if (!m || !has_user_media(m))
@@ -618,8 +618,7 @@ static bool tool_media_message(const rein_provider *p, struct rein_jw *w, const 
             rein_jw_arr_begin(w);
             open = true;
         }
-        const char *id = rein__json_str(m, "tool_call_id");
-        char mapped[10];
+        id = rein__json_str(m, "tool_call_id");
         if (p->cfg.quirks & Q_MISTRAL)
             id = mistral_id(id, mapped);
         intro = rein_asprintf("The media of the result of tool call %s%s%s%s (tool messages "
@@ -750,10 +749,10 @@ static rein_err openai_encode_message(const rein_provider *p, const json_t *msg,
  * 'user' after role 'tool'"): an assistant message goes between them, saying only that the
  * results came (decision 0105). Writes it, with the comma after it, when p is Mistral's.
  */
+#define MISTRAL_BRIDGE "(tool results received)"
 static rein_err mistral_bridge(const rein_provider *p, struct rein_buf *out)
 {
-    static const char bridge[] =
-        "{\"role\":\"assistant\",\"content\":\"(tool results received)\"},";
+    static const char bridge[] = "{\"role\":\"assistant\",\"content\":\"" MISTRAL_BRIDGE "\"},";
 
     if (!(p->cfg.quirks & Q_MISTRAL))
         return REIN_OK;
@@ -898,7 +897,7 @@ static rein_err openai_build_body(rein_provider *p, const rein_model_request *re
         REIN_JW_KEY(&w, "role");
         rein_jw_str(&w, "assistant");
         REIN_JW_KEY(&w, "content");
-        rein_jw_str(&w, "(tool results received)");
+        rein_jw_str(&w, MISTRAL_BRIDGE);
         rein_jw_obj_end(&w);
     }
     (void)tool_media_message(p, &w, h, from, rein_history_len(h));

@@ -139,6 +139,37 @@ static void test_mistral_tool_loop(void **state)
     pfx_stop(&f);
 }
 
+/* A tool's image goes to Mistral in a user message after the results (decision 0098), with
+ * an assistant message before it, whether the history ends there or goes on. */
+static void test_mistral_tool_media(void **state)
+{
+    const struct ms_request *r;
+    const json_t *msgs;
+    struct pfx f;
+    json_t *att;
+
+    (void)state;
+    start(&f, "mistral", "mistral-medium-latest", NULL);
+    EARLIER_TURN(&f, "call_Xq2hv3ZtN8pWm1");
+    add(&f, "{\"role\": \"assistant\", \"content\": \"\", \"tool_calls\": [{\"id\": \"call_map\", "
+            "\"name\": \"get_weather\", \"arguments\": \"{}\"}]}");
+    att = json_pack("[{s:s, s:s, s:s, s:i}]", "type", "image", "mime_type", "image/png", "data",
+                    "iVBORw0KGgo=", "index", 0);
+    assert_rein_ok(
+        rein_history_add_tool_result_media(f.h, "call_map", "get_weather", "a map", false, att),
+        NULL); /* att taken */
+    pfx_script(&f, "[{\"text\": \"A map of rain.\"}]");
+    send_ok(&f);
+    r = ms_request(f.ms, 0);
+    msgs = json_object_get(r->json, "messages");
+    assert_int_equal(json_array_size(msgs), 7);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(msgs, 5), "role")),
+                        "assistant");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(msgs, 6), "role")),
+                        "user");
+    pfx_stop(&f);
+}
+
 /* What the generic preset sends Mistral is refused, as Mistral refuses it (the test above
  * fails this way without the preset). */
 static void test_mistral_refuses_foreign_ids(void **state)
@@ -307,6 +338,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mistral_tool_loop),
+        cmocka_unit_test(test_mistral_tool_media),
         cmocka_unit_test(test_mistral_refuses_foreign_ids),
         cmocka_unit_test(test_deepseek_reasoning_in_tool_loop),
         cmocka_unit_test(test_deepseek_refuses_a_tool_turn_without_reasoning),
