@@ -5116,7 +5116,7 @@ static void test_reasoning_crosses_wires(void **state)
                        &dropped);
     assert_string_equal(th_jstr(json_object_get(b, "thinking"), "type"), "enabled");
     assert_int_equal(json_integer_value(test_json_at(b, "thinking.budget_tokens")), 24576);
-    /* thinking counts in max_tokens: at least what an answer alone gets (decision 0106) */
+    /* thinking counts in max_tokens: no less than an answer alone is given (decision 0106) */
     assert_int_equal(json_integer_value(json_object_get(b, "max_tokens")), 32000);
     assert_string_equal(dropped, "");
     b = reasoning_sent("/v1/responses",
