@@ -912,26 +912,24 @@ static rein_err anthropic_headers(const rein_provider *p, const rein_model_reque
     return rein__header_add(list, line);
 }
 
+/* What every wire of Anthropic's messages shares: the blocks, events and limits (the Messages API
+ * at Anthropic's address, and at Vertex AI's below); stop_sequences have no limit in the Messages
+ * API reference. */
+#define MESSAGES_WIRE                                                                              \
+    .name = "anthropic", .formats = {"anthropic-sse", "anthropic-json"},                           \
+    .framing = REIN__FRAMING_SSE, .stop_max = REIN_STOP_MAX, .reasoning = true,                    \
+    .sampling = rein__claude_sampling, .output_format = true, .decode_payload = anthropic_payload, \
+    .decode_body = anthropic_body, .decode_end = anthropic_end,                                    \
+    .decode_free = anthropic_state_free, .encode_message = anthropic_encode_message,               \
+    .group_user = "{\"role\":\"user\",\"content\":[",                                              \
+    .group_model = "{\"role\":\"assistant\",\"content\":[",                                        \
+    .encode_tools = anthropic_encode_tools, .takes_media = anthropic_takes_media,                  \
+    .build_body = anthropic_build_body
+
 const struct rein__wire rein__wire_anthropic = {
-    .name = "anthropic",
+    MESSAGES_WIRE,
     .path = "/v1/messages",
     .auth = "x-api-key: ",
-    .formats = {"anthropic-sse", "anthropic-json"},
-    .framing = REIN__FRAMING_SSE,
-    .stop_max = REIN_STOP_MAX, /* stop_sequences: no limit in the Messages API reference */
-    .reasoning = true,
-    .sampling = rein__claude_sampling,
-    .output_format = true,
-    .decode_payload = anthropic_payload,
-    .decode_body = anthropic_body,
-    .decode_end = anthropic_end,
-    .decode_free = anthropic_state_free,
-    .encode_message = anthropic_encode_message,
-    .group_user = "{\"role\":\"user\",\"content\":[",
-    .group_model = "{\"role\":\"assistant\",\"content\":[",
-    .encode_tools = anthropic_encode_tools,
-    .takes_media = anthropic_takes_media,
-    .build_body = anthropic_build_body,
     .headers = anthropic_headers,
 };
 
@@ -957,25 +955,6 @@ static rein_err vertex_headers(const rein_provider *p, const rein_model_request 
 }
 
 const struct rein__wire rein__wire_vertex_anthropic = {
-    .name = "anthropic",
-    .path = "",
-    .auth = "Authorization: Bearer ",
-    .formats = {"anthropic-sse", "anthropic-json"},
-    .framing = REIN__FRAMING_SSE,
-    .stop_max = REIN_STOP_MAX,
-    .reasoning = true,
-    .sampling = rein__claude_sampling,
-    .output_format = true,
-    .decode_payload = anthropic_payload,
-    .decode_body = anthropic_body,
-    .decode_end = anthropic_end,
-    .decode_free = anthropic_state_free,
-    .encode_message = anthropic_encode_message,
-    .group_user = "{\"role\":\"user\",\"content\":[",
-    .group_model = "{\"role\":\"assistant\",\"content\":[",
-    .encode_tools = anthropic_encode_tools,
-    .takes_media = anthropic_takes_media,
-    .build_body = anthropic_build_body,
-    .headers = vertex_headers,
+    MESSAGES_WIRE,     .path = "", .auth = "Authorization: Bearer ", .headers = vertex_headers,
     .url = vertex_url,
 };

@@ -29,15 +29,10 @@ void ms__verdict_release(struct ms_verdict *v)
     v->message = NULL;
 }
 
-/* Records a refusal; param is taken (may be NULL). Always returns false. */
-static bool fail(struct ms_verdict *v, int status, const char *type, const char *code, char *param,
-                 const char *fmt, ...) REIN_PRINTF(6, 7);
-
-static bool fail(struct ms_verdict *v, int status, const char *type, const char *code, char *param,
-                 const char *fmt, ...)
+bool ms__vfail(struct ms_verdict *v, int status, const char *type, const char *code, char *param,
+               const char *fmt, va_list ap)
 {
     struct rein_buf b;
-    va_list ap;
 
     v->status = status;
     snprintf(v->type, sizeof(v->type), "%s", type);
@@ -46,11 +41,24 @@ static bool fail(struct ms_verdict *v, int status, const char *type, const char 
     v->param = param;
     rein_free(v->message);
     rein_buf_init(&b, 0);
-    va_start(ap, fmt);
     if (rein_buf_addvf(&b, fmt, ap) != REIN_OK)
         rein_buf_reset(&b);
-    va_end(ap);
     v->message = rein_buf_detach(&b, NULL);
+    return false;
+}
+
+/* Records a refusal; param is taken (may be NULL). Always returns false. */
+static bool fail(struct ms_verdict *v, int status, const char *type, const char *code, char *param,
+                 const char *fmt, ...) REIN_PRINTF(6, 7);
+
+static bool fail(struct ms_verdict *v, int status, const char *type, const char *code, char *param,
+                 const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    (void)ms__vfail(v, status, type, code, param, fmt, ap);
+    va_end(ap);
     return false;
 }
 

@@ -28,20 +28,12 @@ static bool refuse(struct ms_verdict *v, bool flat, const char *type, const char
 static bool refuse(struct ms_verdict *v, bool flat, const char *type, const char *code,
                    const char *fmt, ...)
 {
-    struct rein_buf b;
     va_list ap;
 
-    v->status = 400;
-    v->flat = flat;
-    snprintf(v->type, sizeof(v->type), "%s", type);
-    snprintf(v->code, sizeof(v->code), "%s", code ? code : "");
-    rein_free(v->message);
-    rein_buf_init(&b, 0);
     va_start(ap, fmt);
-    if (rein_buf_addvf(&b, fmt, ap) != REIN_OK)
-        rein_buf_reset(&b);
+    (void)ms__vfail(v, 400, type, code, NULL, fmt, ap);
     va_end(ap);
-    v->message = rein_buf_detach(&b, NULL);
+    v->flat = flat;
     return false;
 }
 

@@ -16,6 +16,8 @@
 #include <rein/buf.h>
 #include <rein/json.h>
 
+#include <stdarg.h>
+
 enum ms_format {
     MS_FMT_AUTO = 0,
     MS_FMT_OPENAI,
@@ -243,6 +245,10 @@ void ms__verdict_release(struct ms_verdict *v);
 /* The OpenAI-compatible providers' own refusals of a chat completions body (path: the
  * request's), model_server_compat.c; true when none applies. */
 bool ms__compat_check(const char *path, const json_t *body, struct ms_verdict *v);
+/* Records a refusal: its status, type, code (may be NULL), param (taken, may be NULL) and the
+ * message fmt and ap make. Always returns false. */
+bool ms__vfail(struct ms_verdict *v, int status, const char *type, const char *code, char *param,
+               const char *fmt, va_list ap) REIN_PRINTF(6, 0);
 /* Records a refusal with this status, type (the error's status word for Gemini) and message
  * (copied). Always returns false. */
 bool ms__verdict_set(struct ms_verdict *v, int status, const char *type, const char *message);

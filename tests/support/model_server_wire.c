@@ -1250,6 +1250,19 @@ static void jw_str_or_null(struct rein_jw *w, const char *s)
         rein_jw_null(w);
 }
 
+/* The members of an OpenAI-shaped error: its message, type, param and code. */
+static void jw_oa_error(struct rein_jw *w, const struct ms_error_info *e)
+{
+    rein_jw_key(w, "message");
+    rein_jw_str(w, e->message);
+    rein_jw_key(w, "type");
+    rein_jw_str(w, e->type);
+    rein_jw_key(w, "param");
+    jw_str_or_null(w, e->param);
+    rein_jw_key(w, "code");
+    jw_str_or_null(w, e->code);
+}
+
 rein_err ms__render_error(enum ms_format f, const struct ms_error_info *given, struct ms_body *out)
 {
     struct ms_error_info e = *given;
@@ -1284,25 +1297,11 @@ rein_err ms__render_error(enum ms_format f, const struct ms_error_info *given, s
     } else if (e.flat) {
         rein_jw_key(&w, "object");
         rein_jw_str(&w, "error");
-        rein_jw_key(&w, "message");
-        rein_jw_str(&w, e.message);
-        rein_jw_key(&w, "type");
-        rein_jw_str(&w, e.type);
-        rein_jw_key(&w, "param");
-        jw_str_or_null(&w, e.param);
-        rein_jw_key(&w, "code");
-        jw_str_or_null(&w, e.code);
+        jw_oa_error(&w, &e);
     } else {
         rein_jw_key(&w, "error");
         rein_jw_obj_begin(&w);
-        rein_jw_key(&w, "message");
-        rein_jw_str(&w, e.message);
-        rein_jw_key(&w, "type");
-        rein_jw_str(&w, e.type);
-        rein_jw_key(&w, "param");
-        jw_str_or_null(&w, e.param);
-        rein_jw_key(&w, "code");
-        jw_str_or_null(&w, e.code);
+        jw_oa_error(&w, &e);
         rein_jw_obj_end(&w);
     }
     rein_jw_obj_end(&w);
