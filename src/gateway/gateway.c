@@ -775,28 +775,6 @@ static bool read_options(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
 /* ---- the upstream request -------------------------------------------------------------------- */
 
 /*
- * A chat client's reasoning_effort to a Responses upstream, for a model that reasons: read into
- * the request, so that the sampling settings the model refuses while it reasons are left out
- * (rein__gw_fit) and the Responses wire writes the model's nearest word (GPT-5.1 has no
- * minimal). A word rein does not know, or a model without reasoning, goes up as written.
- */
-static void chat_effort(struct rein__gw_ctx *c)
-{
-    const char *word = json_string_value(json_object_get(c->req.passthrough, "reasoning_effort"));
-    const char *model = c->g->model_from_client ? c->req.model : NULL;
-    struct rein_model_caps caps;
-    enum rein_reasoning e;
-
-    if (!word || rein_reasoning_from_word(word, &e) != REIN_OK)
-        return;
-    rein_provider_model_caps(c->g->provider, model, &caps);
-    if (!caps.reasoning)
-        return;
-    rein_model_request_set_reasoning(c->mreq, e, 0);
-    c->reasoning_name = "reasoning_effort";
-}
-
-/*
  * What the upstream's model answers 400 to (rein_provider_refuses, decision 0105): the client's
  * members that would go as they are, and its stop sequences, left out and named as the client
  * wrote them, as sampling settings are (decision 0101). xAI's reasoning models refuse stop and
@@ -853,10 +831,10 @@ static rein_err upstream_extra(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
     out_rc = rein__gw_output(c, !own && !read_as && !chat_to_responses, bad);
     if (out_rc)
         return out_rc;
-    if (!own && !read_as && !chat_to_responses)
+    /* a chat client's effort to a Responses upstream too: the wire writes the model's own word,
+     * and rein__gw_fit leaves out what the model refuses while it reasons */
+    if (!own && !read_as)
         rein__gw_reasoning(c);
-    if (!own && chat_to_responses)
-        chat_effort(c);
     if (!own && rein__gw_fit(c))
         return REIN_ENOMEM;
     if (!own && chat_to_responses) {

@@ -200,14 +200,20 @@ static const char *claude_effort(enum rein_reasoning e, const struct rein__claud
     return efforts[e].word;
 }
 
+/* The unasked limit for a model of output limit most (0: not known). */
+static int64_t claude_default_max(int64_t most)
+{
+    if (most <= 0)
+        return ANSWER_TOKENS;
+    return most < CLAUDE_DEFAULT_MAX ? most : CLAUDE_DEFAULT_MAX;
+}
+
 int64_t rein__claude_default_max_tokens(const rein_provider *p, const rein_model_request *req)
 {
     struct rein_model_caps caps;
 
     rein__caps_resolve(&p->cfg, rein__request_model(p, req), &caps);
-    if (caps.max_output <= 0)
-        return ANSWER_TOKENS;
-    return caps.max_output < CLAUDE_DEFAULT_MAX ? caps.max_output : CLAUDE_DEFAULT_MAX;
+    return claude_default_max(caps.max_output);
 }
 
 /* The output limit of a thinking request that set none: the thinking's room and an answer's,
@@ -217,11 +223,11 @@ static void claude_think_limit(const rein_provider *p, const rein_model_request 
                                int64_t thinking, struct rein__claude_think *t)
 {
     struct rein_model_caps caps;
-    int64_t want = thinking + ANSWER_TOKENS, usual = rein__claude_default_max_tokens(p, req);
+    int64_t want = thinking + ANSWER_TOKENS;
 
     rein__caps_resolve(&p->cfg, rein__request_model(p, req), &caps);
-    if (want < usual)
-        want = usual;
+    if (want < claude_default_max(caps.max_output))
+        want = claude_default_max(caps.max_output);
     if (caps.max_output > 0 && want > caps.max_output)
         want = caps.max_output;
     t->max_tokens = want;
