@@ -67,10 +67,11 @@
       "FIREWORKS_API_KEY", NULL, 0, "Fireworks AI chat completions", NULL)                         \
     X("cerebras", &rein__wire_openai, "https://api.cerebras.ai/v1", "CEREBRAS_API_KEY", NULL, 0,   \
       "Cerebras inference chat completions", NULL)                                                 \
-    X("moonshot", &rein__wire_openai, "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY", NULL, 0,   \
-      "Moonshot AI (Kimi) chat completions", NULL)                                                 \
-    X("zai", &rein__wire_openai, "https://api.z.ai/api/paas/v4", "ZAI_API_KEY", NULL, 0,           \
-      "Z.ai (GLM) chat completions", NULL)                                                         \
+    X("moonshot", &rein__wire_openai, "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY", NULL,      \
+      Q_SEND_REASONING | Q_REASONING_ON_CALLS | Q_KIMI, "Moonshot AI (Kimi) chat completions",     \
+      NULL)                                                                                        \
+    X("zai", &rein__wire_openai, "https://api.z.ai/api/paas/v4", "ZAI_API_KEY", NULL,              \
+      Q_SEND_REASONING, "Z.ai (GLM) chat completions", NULL)                                       \
     X("dashscope-native", &rein__wire_dashscope, "https://dashscope.aliyuncs.com/api/v1",          \
       "DASHSCOPE_API_KEY", NULL, Q_ENABLE_THINKING_OFF_NONSTREAM,                                  \
       "Alibaba DashScope (Qwen), native text-generation API", NULL)                                \
@@ -179,6 +180,19 @@ static const struct {
     {"mistral-small", {true, true, true, false, 128000, false, 0}},
     {"codestral", {true, true, true, false, 256000, false, 0}},
     {"devstral", {true, true, true, false, 128000, false, 0}},
+    /* Moonshot's and Z.ai's models (decision 0108): Kimi K2 from 2.5 on and the -thinking ones
+     * think, as GLM does from 4.5 on */
+    {"kimi-k2", {true, true, true, false, 262144, false, 0}},
+    {"kimi-k2.", {true, true, true, false, 262144, true, 0}},
+    {"kimi-k2-thinking", {true, true, true, false, 262144, true, 0}},
+    {"moonshot-v1-8k", {true, true, true, false, 8192, false, 0}},
+    {"moonshot-v1-32k", {true, true, true, false, 32768, false, 0}},
+    {"moonshot-v1-128k", {true, true, true, false, 131072, false, 0}},
+    {"glm-4.5", {true, true, true, false, 131072, true, 0}},
+    {"glm-4.6", {true, true, true, false, 200000, true, 0}},
+    {"glm-4.7", {true, true, true, false, 200000, true, 0}},
+    {"glm-5", {true, true, true, false, 200000, true, 0}},
+    {"glm-5.2", {true, true, true, false, 1048576, true, 0}},
     /* the rules provider reads every result whole: nothing may be shortened for it */
     {"rules", {true, false, false, false, INT64_C(1) << 40, false, 0}},
 };

@@ -440,7 +440,7 @@ rein_err rein__openai_body(struct rein_provider_decoder *d, const char *p, size_
 
 static unsigned openai_variant(const rein_provider *p)
 {
-    return (p->cfg.quirks & (Q_SEND_REASONING | Q_MISTRAL | Q_REASONING_ON_CALLS)) |
+    return (p->cfg.quirks & (Q_SEND_REASONING | Q_MISTRAL | Q_REASONING_ON_CALLS | Q_KIMI)) |
            (p->wire && p->wire->takes_media ? 0 : V_NO_MEDIA);
 }
 
@@ -689,6 +689,33 @@ static void encode_calls(const rein_provider *p, struct rein_jw *w, const json_t
     rein_jw_arr_end(w);
 }
 
+/* The reasoning_content a thinking DeepSeek or Kimi needs on a tool turn: the one kept, else
+ * empty, or for Kimi, which counts an empty one as missing, a single space. */
+static const char *call_reasoning(const rein_provider *p, const char *kept)
+{
+    return kept[0] || !(p->cfg.quirks & Q_KIMI) ? kept : " ";
+}
+
+/* A tool turn as its client wrote it, which the SDK's types leave without reasoning_content,
+ * with the one the upstream needs. */
+static void jw_with_reasoning(const rein_provider *p, struct rein_jw *w, const json_t *as_sent)
+{
+    const char *key;
+    json_t *v;
+
+    rein_jw_obj_begin(w);
+    json_object_foreach((json_t *)as_sent, key, v)
+    {
+        if (strcmp(key, "reasoning_content") == 0)
+            continue;
+        rein_jw_key(w, key);
+        rein_jw_json(w, v);
+    }
+    REIN_JW_KEY(w, "reasoning_content");
+    rein_jw_str(w, call_reasoning(p, rein__json_str(as_sent, "reasoning_content")));
+    rein_jw_obj_end(w);
+}
+
 static rein_err openai_encode_message(const rein_provider *p, const json_t *msg,
                                       struct rein_buf *out)
 {
@@ -702,7 +729,10 @@ static rein_err openai_encode_message(const rein_provider *p, const json_t *msg,
     if (json_is_object(as_sent) && !(p->cfg.quirks & Q_MISTRAL)) {
         /* the message as a client wrote it on this wire stands for it (history.h); not for
          * Mistral, whose call ids are rein's to write (mistral_id) */
-        rein_jw_json(&w, as_sent);
+        if (has_calls && (p->cfg.quirks & Q_REASONING_ON_CALLS))
+            jw_with_reasoning(p, &w, as_sent);
+        else
+            rein_jw_json(&w, as_sent);
         return rein_jw_finish(&w);
     }
     rein_jw_obj_begin(&w);
@@ -725,11 +755,14 @@ static rein_err openai_encode_message(const rein_provider *p, const json_t *msg,
             REIN_JW_KEY(&w, "refusal");
             rein_jw_str(&w, rein__json_str(msg, "refusal"));
         }
-        /* DeepSeek refuses a tool-calling turn without its reasoning_content in thinking
-         * mode ("must be passed back"), and ignores it on other turns */
+        /* DeepSeek and Kimi refuse a tool-calling turn without its reasoning_content in
+         * thinking mode ("must be passed back"), and ignore it on other turns; Kimi counts
+         * an empty one as missing */
         if (((p->cfg.quirks & Q_SEND_REASONING) && rein__json_str(msg, "reasoning")[0]) ||
-            ((p->cfg.quirks & Q_REASONING_ON_CALLS) && has_calls))
-            jw_member_str(&w, "reasoning_content", msg, "reasoning");
+            ((p->cfg.quirks & Q_REASONING_ON_CALLS) && has_calls)) {
+            REIN_JW_KEY(&w, "reasoning_content");
+            rein_jw_str(&w, call_reasoning(p, rein__json_str(msg, "reasoning")));
+        }
         /* OpenRouter asks for its reasoning_details back as they came. */
         if (json_array_size(json_object_get(msg, "reasoning_details"))) {
             REIN_JW_KEY(&w, "reasoning_details");

@@ -480,6 +480,10 @@ enum rein__quirk {
      * penalties and stop, Groq logprobs, logit_bias, top_logprobs and n above 1 */
     Q_XAI_PARAMS = 1 << 6,
     Q_GROQ_PARAMS = 1 << 7,
+    /* Moonshot's Kimi models (decision 0108): an empty reasoning_content counts as missing, so
+     * a tool turn without one kept carries a single space; the reasoning "none" is thinking
+     * {"type": "disabled"}, the only setting of theirs it has, not reasoning_effort */
+    Q_KIMI = 1 << 8,
 };
 
 struct rein__caps_override {

@@ -293,11 +293,30 @@ void rein__jw_claude_thinking(struct rein_jw *jw, const struct rein__claude_thin
     }
 }
 
+/* Kimi has no effort words (it ignores reasoning_effort): from K2.5 on thinking is on unless
+ * {"type": "disabled"} says otherwise, and a model named for thinking cannot turn it off. */
+static void jw_kimi_thinking(struct rein_jw *jw, const rein_provider *p,
+                             const rein_model_request *req)
+{
+    const char *model = rein__request_model(p, req);
+
+    if (rein__reasoning_effort(p, req, "thinking") != REIN_REASONING_NONE ||
+        (model && strstr(model, "thinking")))
+        return;
+    rein_jw_key(jw, "thinking");
+    rein_jw_raw(jw, "{\"type\":\"disabled\"}", 19);
+}
+
 void rein__jw_reasoning_effort(struct rein_jw *jw, const rein_provider *p,
                                const rein_model_request *req)
 {
-    enum rein_reasoning e = rein__reasoning_effort(p, req, "reasoning_effort");
+    enum rein_reasoning e;
 
+    if (p->cfg.quirks & Q_KIMI) {
+        jw_kimi_thinking(jw, p, req);
+        return;
+    }
+    e = rein__reasoning_effort(p, req, "reasoning_effort");
     if (e == REIN_REASONING_UNSET)
         return;
     rein_jw_key(jw, "reasoning_effort");

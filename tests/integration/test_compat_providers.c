@@ -1,10 +1,10 @@
 /*
- * The OpenAI-compatible providers of decision 0105 (mistral, deepseek, xai, openrouter, groq)
- * over real HTTP: each preset runs a tool loop of two steps against the scripted model server,
- * which refuses what each of those APIs refuses in its own words (model_server_compat.c): a
- * Mistral history holding another provider's call ids or a user message right after tool
- * results, a DeepSeek thinking-mode tool turn without its reasoning_content, a grok reasoning
- * model's penalties, Groq's logprobs. Also the presets' base URLs and key variables, and Groq's
+ * The OpenAI-compatible providers of decisions 0105 and 0108 (mistral, deepseek, moonshot, zai,
+ * xai, openrouter, groq) over real HTTP: each preset runs a tool loop of two steps against the
+ * scripted model server, which refuses what each of those APIs refuses in its own words
+ * (model_server_compat.c): a Mistral history holding another provider's call ids or a user
+ * message right after tool results, a DeepSeek or Kimi thinking-mode tool turn without its
+ * reasoning_content, a grok reasoning model's penalties, Groq's logprobs. Also the presets' base URLs and key variables, and Groq's
  * in-stream tool_use_failed error as recorded.
  */
 /* rein-test-timeout: 60 */
@@ -233,6 +233,95 @@ static void test_deepseek_refuses_a_tool_turn_without_reasoning(void **state)
     pfx_stop(&f);
 }
 
+/*
+ * Moonshot's Kimi from K2.5 on thinks unless told not to, and then refuses a tool turn whose
+ * reasoning_content is missing or empty: each one kept goes back, and a turn without one (an
+ * earlier provider's) carries a single space. The reasoning "none" turns thinking off in
+ * Kimi's words, but not for a model named for thinking.
+ */
+static void test_kimi_reasoning_in_tool_loop(void **state)
+{
+    const struct ms_request *r;
+    const json_t *msgs;
+    struct pfx f;
+
+    (void)state;
+    start(&f, "moonshot", "kimi-k2.6", NULL);
+    EARLIER_TURN(&f, "call_00_9V0vrf86Pc9aelHCJMZqnJBo");
+    add(&f, "{\"role\": \"assistant\", \"content\": \"It rains in Oslo.\"}");
+    add(&f, "{\"role\": \"user\", \"content\": \"And in Rome?\"}");
+    two_steps(&f, "get_weather:0", "The user wants Rome's weather: call the tool.");
+    r = ms_request(f.ms, 1);
+    msgs = json_object_get(r->json, "messages");
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(msgs, 1), "reasoning_content")), " ");
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(msgs, 5), "reasoning_content")),
+        "The user wants Rome's weather: call the tool.");
+    assert_null(json_object_get(r->json, "thinking"));
+    pfx_stop(&f);
+
+    start(&f, "moonshot", "kimi-k2.5", NULL);
+    rein_model_request_set_reasoning(f.req, REIN_REASONING_NONE, 0);
+    assert_rein_ok(rein_history_add_user(f.h, "Weather in Rome?"), NULL);
+    two_steps(&f, "get_weather:0", NULL);
+    r = ms_request(f.ms, 1);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(r->json, "thinking"), "type")),
+        "disabled");
+    assert_null(json_object_get(r->json, "reasoning_effort"));
+    pfx_stop(&f);
+
+    start(&f, "moonshot", "kimi-k2-thinking", NULL);
+    rein_model_request_set_reasoning(f.req, REIN_REASONING_NONE, 0);
+    assert_rein_ok(rein_history_add_user(f.h, "Weather in Rome?"), NULL);
+    two_steps(&f, "get_weather:0", NULL);
+    r = ms_request(f.ms, 1);
+    assert_null(json_object_get(r->json, "thinking"));
+    assert_null(json_object_get(r->json, "reasoning_effort"));
+    pfx_stop(&f);
+}
+
+/* Without the preset the second step is refused in Moonshot's words. */
+static void test_kimi_refuses_a_tool_turn_without_reasoning(void **state)
+{
+    struct pfx f;
+
+    (void)state;
+    start(&f, "openai-compatible", "kimi-k2.6", NULL);
+    pfx_script(&f, "[{\"tool_calls\": [{\"id\": \"get_weather:0\", \"name\": "
+                   "\"get_weather\", \"arguments\": \"{}\"}]}, {\"text\": \"no\"}]");
+    assert_rein_ok(rein_history_add_user(f.h, "Weather in Rome?"), NULL);
+    send_ok(&f);
+    assert_rein_ok(rein_history_add_response(f.h, f.resp), NULL);
+    assert_rein_ok(
+        rein_history_add_tool_result(f.h, "get_weather:0", "get_weather", "sunny", false), NULL);
+    assert_int_equal(pfx_send(&f), REIN_EHTTP);
+    assert_non_null(strstr(f.err.msg, "reasoning_content is missing in assistant tool call "
+                                      "message at index 1"));
+    pfx_stop(&f);
+}
+
+/* Z.ai's GLM thinks between tool calls and asks for the thinking back with the results. */
+static void test_glm_reasoning_goes_back(void **state)
+{
+    const struct ms_request *r;
+    const char *back;
+    struct pfx f;
+
+    (void)state;
+    start(&f, "zai", "glm-4.7", "/api/paas/v4");
+    assert_rein_ok(rein_history_add_user(f.h, "Weather in Rome?"), NULL);
+    two_steps(&f, "call_-8063385936612946784", "Rome: call the weather tool.");
+    r = ms_request(f.ms, 1);
+    assert_string_equal(r->path, "/api/paas/v4/chat/completions");
+    back = json_string_value(json_object_get(
+        json_array_get(json_object_get(r->json, "messages"), 1), "reasoning_content"));
+    assert_non_null(back);
+    assert_string_equal(back, "Rome: call the weather tool.");
+    pfx_stop(&f);
+}
+
 /* xAI, OpenRouter and Groq: the loop at each preset's base URL, with its key. */
 static void test_xai_openrouter_groq_tool_loops(void **state)
 {
@@ -342,6 +431,9 @@ int main(void)
         cmocka_unit_test(test_mistral_refuses_foreign_ids),
         cmocka_unit_test(test_deepseek_reasoning_in_tool_loop),
         cmocka_unit_test(test_deepseek_refuses_a_tool_turn_without_reasoning),
+        cmocka_unit_test(test_kimi_reasoning_in_tool_loop),
+        cmocka_unit_test(test_kimi_refuses_a_tool_turn_without_reasoning),
+        cmocka_unit_test(test_glm_reasoning_goes_back),
         cmocka_unit_test(test_xai_openrouter_groq_tool_loops),
         cmocka_unit_test(test_xai_and_groq_refusals),
         cmocka_unit_test(test_groq_tool_use_failed_stream),

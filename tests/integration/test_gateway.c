@@ -6917,6 +6917,52 @@ static void test_deepseek_through_the_gateway_anthropic_client(void **state)
         strstr(ms_last_request(F->ms)->body, "\"reasoning_content\":\"Call the tool.\""));
 }
 
+/*
+ * A thinking DeepSeek or Kimi from an OpenAI client: the SDK's message types have no
+ * reasoning_content, so the tool turn it gives back has none, which both refuse while they
+ * think. It goes up empty for DeepSeek and as a single space for Kimi, which counts an empty one
+ * as missing; a client that kept the reasoning gets it sent as it wrote it.
+ */
+static void tool_turn_from_openai_client(const char *preset, const char *model, const char *none)
+{
+#define THINKING_CALL                                                                              \
+    "{\"role\":\"user\",\"content\":\"weather in Rome?\"},"                                        \
+    "{\"role\":\"assistant\",\"content\":null,%s\"tool_calls\":[{\"id\":\"call_0\","               \
+    "\"type\":\"function\",\"function\":{\"name\":\"get_weather\","                                \
+    "\"arguments\":\"{\\\"city\\\":\\\"Rome\\\"}\"}}]},"                                           \
+    "{\"role\":\"tool\",\"tool_call_id\":\"call_0\",\"content\":\"sunny\"}"
+    const char *const kept[] = {"", "\"reasoning_content\":\"Call the tool.\","};
+    char body[1024], sent[64];
+    struct th_resp r;
+
+    start_preset(preset, model, NULL);
+    for (size_t i = 0; i < 2; i++) {
+        script("[{\"text\":\"Sunny in Rome.\"}]");
+        snprintf(body, sizeof(body), "{\"model\":\"m\",\"messages\":[" THINKING_CALL "]," TOOLS "}",
+                 kept[i]);
+        chat(body, NULL, &r);
+        if (r.status != 200)
+            fail_msg("%ld %s", r.status, r.body);
+        assert_non_null(strstr(r.body, "Sunny in Rome."));
+        th_resp_free(&r);
+        snprintf(sent, sizeof(sent), "\"reasoning_content\":\"%s\"", i ? "Call the tool." : none);
+        assert_non_null(strstr(ms_last_request(F->ms)->body, sent));
+    }
+#undef THINKING_CALL
+}
+
+static void test_deepseek_through_the_gateway_openai_client(void **state)
+{
+    (void)state;
+    tool_turn_from_openai_client("deepseek", "deepseek-reasoner", "");
+}
+
+static void test_kimi_through_the_gateway_openai_client(void **state)
+{
+    (void)state;
+    tool_turn_from_openai_client("moonshot", "kimi-k2.6", " ");
+}
+
 /* What xAI's reasoning models and Groq refuse is left out and named; the rest goes up. */
 static void test_refused_members_are_dropped_and_named(void **state)
 {
@@ -7075,6 +7121,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_mistral_through_the_gateway_openai_client, teardown),
         cmocka_unit_test_teardown(test_mistral_through_the_gateway_anthropic_client, teardown),
         cmocka_unit_test_teardown(test_deepseek_through_the_gateway_anthropic_client, teardown),
+        cmocka_unit_test_teardown(test_deepseek_through_the_gateway_openai_client, teardown),
+        cmocka_unit_test_teardown(test_kimi_through_the_gateway_openai_client, teardown),
         cmocka_unit_test_teardown(test_refused_members_are_dropped_and_named, teardown),
     };
 

@@ -9,6 +9,9 @@
  *   are flat {"object": "error", "message", "type", "param", "code"}.
  *   DeepSeek (deepseek-reasoner, deepseek-v4-*, or "thinking": {"type": "enabled"}): in thinking
  *   mode an assistant message with tool calls must carry its reasoning_content.
+ *   Moonshot (kimi-k2.5 on and kimi-k2-thinking*, thinking unless "thinking": {"type":
+ *   "disabled"}): an assistant message with tool calls must carry its reasoning_content, which
+ *   K2.5 on count as missing when empty.
  *   xAI (grok-3-mini, grok-4*, grok-code* but -non-reasoning ones): presence_penalty,
  *   frequency_penalty and stop are refused, and reasoning_effort but by grok-3-mini and 4.3 on.
  *   Groq (the path under /openai/v1, Groq's base URL): logprobs, logit_bias, top_logprobs,
@@ -142,6 +145,30 @@ static bool deepseek_check(const char *m, const json_t *body, struct ms_verdict 
     return true;
 }
 
+static bool kimi_check(const char *m, const json_t *body, struct ms_verdict *v)
+{
+    const char *type =
+        json_string_value(json_object_get(json_object_get(body, "thinking"), "type"));
+    bool k2x = starts(m, "kimi-k2."), named = strstr(m, "thinking") != NULL;
+    size_t i;
+    json_t *msg;
+
+    if ((!k2x && !named) || (type && !strcmp(type, "disabled")))
+        return true;
+    json_array_foreach(json_object_get(body, "messages"), i, msg)
+    {
+        const json_t *rc = json_object_get(msg, "reasoning_content");
+        if (!strcmp(role_of(msg), "assistant") &&
+            json_array_size(json_object_get(msg, "tool_calls")) &&
+            (!json_is_string(rc) || (k2x && !json_string_length(rc))))
+            return refuse(v, false, "invalid_request_error", NULL,
+                          "thinking is enabled but reasoning_content is missing in assistant "
+                          "tool call message at index %zu",
+                          i);
+    }
+    return true;
+}
+
 static bool grok_check(const char *m, const json_t *body, struct ms_verdict *v)
 {
     static const char *const refused[] = {"presence_penalty", "frequency_penalty", "stop"};
@@ -202,5 +229,7 @@ bool ms__compat_check(const char *path, const json_t *body, struct ms_verdict *v
         return deepseek_check(m, body, v);
     if (starts(m, "grok-"))
         return grok_check(m, body, v);
+    if (starts(m, "kimi-"))
+        return kimi_check(m, body, v);
     return true;
 }
