@@ -189,47 +189,88 @@ static void test_mistral_refuses_foreign_ids(void **state)
 }
 
 /*
- * DeepSeek's thinking mode: each tool-calling turn's reasoning_content goes back in every later
- * request, and a tool turn without any kept (an earlier provider's) carries an empty one.
+ * A thinking model that refuses a tool turn without its reasoning_content: each one kept goes
+ * back in every later request, and a tool turn without any kept (an earlier provider's) carries
+ * none_sent.
  */
-static void test_deepseek_reasoning_in_tool_loop(void **state)
+static void reasoning_goes_back(const char *preset, const char *model, const char *id,
+                                const char *none_sent)
 {
     const struct ms_request *r;
     const json_t *msgs;
     struct pfx f;
 
-    (void)state;
-    start(&f, "deepseek", "deepseek-reasoner", NULL);
+    start(&f, preset, model, NULL);
     EARLIER_TURN(&f, "call_00_9V0vrf86Pc9aelHCJMZqnJBo");
     add(&f, "{\"role\": \"assistant\", \"content\": \"It rains in Oslo.\"}");
     add(&f, "{\"role\": \"user\", \"content\": \"And in Rome?\"}");
-    two_steps(&f, "call_00_Rome", "The user wants Rome's weather: call the tool.");
+    two_steps(&f, id, "The user wants Rome's weather: call the tool.");
     r = ms_request(f.ms, 1);
     msgs = json_object_get(r->json, "messages");
     assert_string_equal(
-        json_string_value(json_object_get(json_array_get(msgs, 1), "reasoning_content")), "");
+        json_string_value(json_object_get(json_array_get(msgs, 1), "reasoning_content")),
+        none_sent);
     assert_string_equal(
         json_string_value(json_object_get(json_array_get(msgs, 5), "reasoning_content")),
         "The user wants Rome's weather: call the tool.");
+    assert_null(json_object_get(r->json, "thinking"));
     pfx_stop(&f);
 }
 
-/* Without the preset the second step is refused in DeepSeek's words. */
-static void test_deepseek_refuses_a_tool_turn_without_reasoning(void **state)
+/* DeepSeek's thinking mode: an empty reasoning_content where none was kept. */
+static void test_deepseek_reasoning_in_tool_loop(void **state)
 {
+    (void)state;
+    reasoning_goes_back("deepseek", "deepseek-reasoner", "call_00_Rome", "");
+}
+
+/* Without its preset, a thinking model's second step is refused in its provider's words. */
+static void refused_without_preset(const char *model, const char *reasoning, const char *words)
+{
+    char reply[256];
     struct pfx f;
 
-    (void)state;
-    start(&f, "openai-compatible", "deepseek-reasoner", NULL);
-    pfx_script(&f, "[{\"reasoning\": \"think\", \"tool_calls\": [{\"id\": \"call_00_a\", "
-                   "\"name\": \"get_weather\", \"arguments\": \"{}\"}]}, {\"text\": \"no\"}]");
+    start(&f, "openai-compatible", model, NULL);
+    snprintf(reply, sizeof(reply),
+             "[{%s\"tool_calls\": [{\"id\": \"call_00_a\", \"name\": \"get_weather\", "
+             "\"arguments\": \"{}\"}]}, {\"text\": \"no\"}]",
+             reasoning);
+    pfx_script(&f, reply);
     assert_rein_ok(rein_history_add_user(f.h, "Weather in Rome?"), NULL);
     send_ok(&f);
     assert_rein_ok(rein_history_add_response(f.h, f.resp), NULL);
     assert_rein_ok(rein_history_add_tool_result(f.h, "call_00_a", "get_weather", "sunny", false),
                    NULL);
     assert_int_equal(pfx_send(&f), REIN_EHTTP);
-    assert_non_null(strstr(f.err.msg, "must be passed back"));
+    assert_non_null(strstr(f.err.msg, words));
+    pfx_stop(&f);
+}
+
+static void test_deepseek_refuses_a_tool_turn_without_reasoning(void **state)
+{
+    (void)state;
+    refused_without_preset("deepseek-reasoner", "\"reasoning\": \"think\", ",
+                           "must be passed back");
+}
+
+/* The reasoning "none" to a Kimi model: thinking {"type": "disabled"} when it can turn it off. */
+static void kimi_asked_none(const char *model, bool turns_off)
+{
+    const struct ms_request *r;
+    const char *type;
+    struct pfx f;
+
+    start(&f, "moonshot", model, NULL);
+    rein_model_request_set_reasoning(f.req, REIN_REASONING_NONE, 0);
+    assert_rein_ok(rein_history_add_user(f.h, "Weather in Rome?"), NULL);
+    two_steps(&f, "get_weather:0", NULL);
+    r = ms_request(f.ms, 1);
+    type = json_string_value(json_object_get(json_object_get(r->json, "thinking"), "type"));
+    if (turns_off)
+        assert_string_equal(type ? type : "(none)", "disabled");
+    else
+        assert_null(type);
+    assert_null(json_object_get(r->json, "reasoning_effort"));
     pfx_stop(&f);
 }
 
@@ -241,65 +282,18 @@ static void test_deepseek_refuses_a_tool_turn_without_reasoning(void **state)
  */
 static void test_kimi_reasoning_in_tool_loop(void **state)
 {
-    const struct ms_request *r;
-    const json_t *msgs;
-    struct pfx f;
-
     (void)state;
-    start(&f, "moonshot", "kimi-k2.6", NULL);
-    EARLIER_TURN(&f, "call_00_9V0vrf86Pc9aelHCJMZqnJBo");
-    add(&f, "{\"role\": \"assistant\", \"content\": \"It rains in Oslo.\"}");
-    add(&f, "{\"role\": \"user\", \"content\": \"And in Rome?\"}");
-    two_steps(&f, "get_weather:0", "The user wants Rome's weather: call the tool.");
-    r = ms_request(f.ms, 1);
-    msgs = json_object_get(r->json, "messages");
-    assert_string_equal(
-        json_string_value(json_object_get(json_array_get(msgs, 1), "reasoning_content")), " ");
-    assert_string_equal(
-        json_string_value(json_object_get(json_array_get(msgs, 5), "reasoning_content")),
-        "The user wants Rome's weather: call the tool.");
-    assert_null(json_object_get(r->json, "thinking"));
-    pfx_stop(&f);
-
-    start(&f, "moonshot", "kimi-k2.5", NULL);
-    rein_model_request_set_reasoning(f.req, REIN_REASONING_NONE, 0);
-    assert_rein_ok(rein_history_add_user(f.h, "Weather in Rome?"), NULL);
-    two_steps(&f, "get_weather:0", NULL);
-    r = ms_request(f.ms, 1);
-    assert_string_equal(
-        json_string_value(json_object_get(json_object_get(r->json, "thinking"), "type")),
-        "disabled");
-    assert_null(json_object_get(r->json, "reasoning_effort"));
-    pfx_stop(&f);
-
-    start(&f, "moonshot", "kimi-k2-thinking", NULL);
-    rein_model_request_set_reasoning(f.req, REIN_REASONING_NONE, 0);
-    assert_rein_ok(rein_history_add_user(f.h, "Weather in Rome?"), NULL);
-    two_steps(&f, "get_weather:0", NULL);
-    r = ms_request(f.ms, 1);
-    assert_null(json_object_get(r->json, "thinking"));
-    assert_null(json_object_get(r->json, "reasoning_effort"));
-    pfx_stop(&f);
+    reasoning_goes_back("moonshot", "kimi-k2.6", "get_weather:0", " ");
+    kimi_asked_none("kimi-k2.5", true);
+    kimi_asked_none("kimi-k2-thinking", false);
 }
 
-/* Without the preset the second step is refused in Moonshot's words. */
 static void test_kimi_refuses_a_tool_turn_without_reasoning(void **state)
 {
-    struct pfx f;
-
     (void)state;
-    start(&f, "openai-compatible", "kimi-k2.6", NULL);
-    pfx_script(&f, "[{\"tool_calls\": [{\"id\": \"get_weather:0\", \"name\": "
-                   "\"get_weather\", \"arguments\": \"{}\"}]}, {\"text\": \"no\"}]");
-    assert_rein_ok(rein_history_add_user(f.h, "Weather in Rome?"), NULL);
-    send_ok(&f);
-    assert_rein_ok(rein_history_add_response(f.h, f.resp), NULL);
-    assert_rein_ok(
-        rein_history_add_tool_result(f.h, "get_weather:0", "get_weather", "sunny", false), NULL);
-    assert_int_equal(pfx_send(&f), REIN_EHTTP);
-    assert_non_null(strstr(f.err.msg, "reasoning_content is missing in assistant tool call "
-                                      "message at index 1"));
-    pfx_stop(&f);
+    refused_without_preset("kimi-k2.6", "",
+                           "reasoning_content is missing in assistant tool call message at "
+                           "index 1");
 }
 
 /* Z.ai's GLM thinks between tool calls and asks for the thinking back with the results. */
