@@ -120,23 +120,33 @@ static bool deepseek_thinks(const char *m, const json_t *body)
     return starts(m, "deepseek-reasoner") || starts(m, "deepseek-v4");
 }
 
-static bool deepseek_check(const char *m, const json_t *body, struct ms_verdict *v)
+/* The index of the first assistant message with tool calls whose reasoning_content is missing
+ * (or empty, when empty counts as missing), or -1: what DeepSeek and Kimi refuse while they
+ * think. */
+static long tool_turn_without_reasoning(const json_t *body, bool empty_is_missing)
 {
-    const json_t *msgs = json_object_get(body, "messages");
     size_t i;
     json_t *msg;
 
-    if (!deepseek_thinks(m, body))
-        return true;
-    json_array_foreach(msgs, i, msg)
+    json_array_foreach(json_object_get(body, "messages"), i, msg)
     {
+        const json_t *rc = json_object_get(msg, "reasoning_content");
         if (!strcmp(role_of(msg), "assistant") &&
             json_array_size(json_object_get(msg, "tool_calls")) &&
-            !json_is_string(json_object_get(msg, "reasoning_content")))
-            return refuse(v, false, "invalid_request_error", "invalid_request_error",
-                          "The `reasoning_content` in the thinking mode must be passed back to "
-                          "the API.");
+            (!json_is_string(rc) || (empty_is_missing && !json_string_length(rc))))
+            return (long)i;
     }
+    return -1;
+}
+
+static bool deepseek_check(const char *m, const json_t *body, struct ms_verdict *v)
+{
+    if (!deepseek_thinks(m, body))
+        return true;
+    if (tool_turn_without_reasoning(body, false) >= 0)
+        return refuse(v, false, "invalid_request_error", "invalid_request_error",
+                      "The `reasoning_content` in the thinking mode must be passed back to "
+                      "the API.");
     if (starts(m, "deepseek-reasoner") &&
         (json_object_get(body, "logprobs") || json_object_get(body, "top_logprobs")))
         return refuse(v, false, "invalid_request_error", "invalid_request_error",
@@ -150,22 +160,15 @@ static bool kimi_check(const char *m, const json_t *body, struct ms_verdict *v)
     const char *type =
         json_string_value(json_object_get(json_object_get(body, "thinking"), "type"));
     bool k2x = starts(m, "kimi-k2."), named = strstr(m, "thinking") != NULL;
-    size_t i;
-    json_t *msg;
+    long i;
 
     if ((!k2x && !named) || (type && !strcmp(type, "disabled")))
         return true;
-    json_array_foreach(json_object_get(body, "messages"), i, msg)
-    {
-        const json_t *rc = json_object_get(msg, "reasoning_content");
-        if (!strcmp(role_of(msg), "assistant") &&
-            json_array_size(json_object_get(msg, "tool_calls")) &&
-            (!json_is_string(rc) || (k2x && !json_string_length(rc))))
-            return refuse(v, false, "invalid_request_error", NULL,
-                          "thinking is enabled but reasoning_content is missing in assistant "
-                          "tool call message at index %zu",
-                          i);
-    }
+    if ((i = tool_turn_without_reasoning(body, k2x)) >= 0)
+        return refuse(v, false, "invalid_request_error", NULL,
+                      "thinking is enabled but reasoning_content is missing in assistant tool "
+                      "call message at index %ld",
+                      i);
     return true;
 }
 
