@@ -172,6 +172,14 @@ static const char *query_of(void *data, const char *name)
     return rein_request_query(data, name);
 }
 
+/* A route that could not write its answer: the reason by its code (memory, nesting too deep),
+ * never a guess. */
+static void internal_error(rein_request *req, const char *what, rein_err rc)
+{
+    rein_request_reply_error(req, 500, "internal", "%s could not be written: %s", what,
+                             rein_strerror(rc));
+}
+
 /* The reads and the deletion of a kept response: no upstream, a lookup in memory. */
 static void kept_response(rein_request *req, rein_gateway *gw, enum rein_gateway_kept_op op)
 {
@@ -185,12 +193,14 @@ static void kept_response(rein_request *req, rein_gateway *gw, enum rein_gateway
     const char *id = rein_request_param(req, "id");
     struct rein_buf b;
     int status = 0;
+    rein_err rc;
 
     rein_buf_init(&b, 0);
-    if (rein_gateway_kept_response(gw, &call, op, id ? id : "", query_of, &status, &b) == REIN_OK)
+    rc = rein_gateway_kept_response(gw, &call, op, id ? id : "", query_of, &status, &b);
+    if (rc == REIN_OK)
         rein_request_reply(req, status, "application/json", b.ptr, b.len);
     else
-        rein_request_reply_error(req, 500, "internal", "out of memory");
+        internal_error(req, "the stored response", rc);
     rein_buf_release(&b);
 }
 
@@ -248,11 +258,14 @@ static void gemini_error(rein_request *req, int status, const char *message)
     struct rein_buf b;
 
     snprintf(e.message, sizeof(e.message), "%s", message);
+    rein_err rc;
+
     rein_buf_init(&b, 0);
-    if (rein__gw_gemini.error(&e, NULL, &b) == REIN_OK)
+    rc = rein__gw_gemini.error(&e, NULL, &b);
+    if (rc == REIN_OK)
         rein_request_reply(req, status, "application/json", b.ptr, b.len);
     else
-        rein_request_reply_error(req, 500, "internal", "out of memory");
+        internal_error(req, "the error answer", rc);
     rein_buf_release(&b);
 }
 
@@ -316,7 +329,7 @@ static void reply_models(rein_request *req, rein_gateway *gw, enum rein_gateway_
     if (rc == REIN_OK)
         rein_request_reply(req, 200, "application/json", b.ptr, b.len);
     else
-        rein_request_reply_error(req, 500, "internal", "out of memory");
+        internal_error(req, "the models list", rc);
     rein_buf_release(&b);
 }
 
@@ -339,12 +352,14 @@ static void handle_models(rein_request *req, void *userdata)
                                 : google_client(req) ? REIN_GATEWAY_GEMINI
                                                      : REIN_GATEWAY_OPENAI;
     struct rein_buf b;
+    rein_err rc;
 
     rein_buf_init(&b, 0);
-    if (rein_gateway_models(userdata, api, &b) == REIN_OK)
+    rc = rein_gateway_models(userdata, api, &b);
+    if (rc == REIN_OK)
         rein_request_reply(req, 200, "application/json", b.ptr, b.len);
     else
-        rein_request_reply_error(req, 500, "internal", "out of memory");
+        internal_error(req, "the models list", rc);
     rein_buf_release(&b);
 }
 
