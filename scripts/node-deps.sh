@@ -4,8 +4,11 @@
 # lock file. scripts/install-deps.sh runs it once before the tests; the SDK test scripts run it
 # again (a no-op then) so that `ctest` alone works too. A lock keeps two of them from writing
 # node_modules at once (ctest runs the scripts in parallel).
-# Exit 0: installed. Exit 77: node 18+ or npm is missing, or npm could not install (the reason
-# on stderr); the SDK tests then skip.
+# The SDKs' current majors need Node.js 22, newer than Debian's or this machine's: the lock
+# file installs it too (the node package, tests/node/node_modules/node/bin/node), and the SDK
+# tests run on that one. The machine's own node only runs npm.
+# Exit 0: installed. Exit 77: node or npm is missing, or npm could not install (the reason on
+# stderr); the SDK tests then skip.
 set -uo pipefail
 node_dir="$(cd "$(dirname "$0")/../tests/node" && pwd)"
 
@@ -13,17 +16,13 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   echo "node-deps: node/npm not installed" >&2
   exit 77
 fi
-if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 18 ]; then
-  echo "node-deps: node $(node --version) is older than 18" >&2
-  exit 77
-fi
-
 installed() {
   local p
   for p in openai @anthropic-ai/sdk ai @ai-sdk/openai-compatible @ai-sdk/openai @ai-sdk/anthropic \
     @openai/agents @langchain/openai @langchain/anthropic @google/genai @ai-sdk/google; do
     [ -f "$node_dir/node_modules/$p/package.json" ] || return 1
   done
+  [ -x "$node_dir/node_modules/node/bin/node" ] || return 1
   [ "$node_dir/node_modules/.package-lock.json" -nt "$node_dir/package-lock.json" ]
 }
 
@@ -37,4 +36,5 @@ if ! (cd "$node_dir" && timeout 300 npm ci --no-audit --no-fund >"$log" 2>&1); t
   tail -5 "$log" >&2
   exit 77
 fi
+installed || { echo "node-deps: npm ci left $node_dir/node_modules incomplete" >&2; exit 77; }
 exit 0

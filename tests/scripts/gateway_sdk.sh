@@ -6,7 +6,7 @@
 # Anthropic wire, its Responses wire, its Gemini wire and its Bedrock wire.
 #
 # The clients are installed into tests/node/node_modules (git-ignored) by scripts/node-deps.sh
-# (run by scripts/install-deps.sh too). Exit 77 (skip) when node 18+ or npm is missing or npm
+# (run by scripts/install-deps.sh too). Exit 77 (skip) when node or npm is missing or npm
 # cannot install from its registry.
 set -uo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -20,6 +20,7 @@ clean_env
 [ -x "$server" ] || fail "$server is not built"
 [ -x "$rein" ] || fail "$rein is not built"
 "$here/../scripts/node-deps.sh" || { echo "gateway_sdk: skipping"; exit 77; }
+node22="$node_dir/node_modules/node/bin/node" # the SDKs' own engine (scripts/node-deps.sh)
 
 start_model_server
 ms_pid=$pid
@@ -66,7 +67,7 @@ start_rein bedrock --provider bedrock --base-url "$url" --model anthropic.claude
 bd_url=$rein_url
 unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_REGION AWS_EC2_METADATA_DISABLED
 
-node "$node_dir/gateway.test.mjs" "$url" "$oa_url" "$an_url" "$rs_url" "$gm_url" "$bd_url"
+"$node22" "$node_dir/gateway.test.mjs" "$url" "$oa_url" "$an_url" "$rs_url" "$gm_url" "$bd_url"
 status=$?
 
 # The recorded provider replies of ../shared/fixtures as the upstream's (read in place).
@@ -76,7 +77,7 @@ if [ -f "$fx/SOURCES.md" ]; then
   ol_url=$rein_url
   start_rein dashscope --provider dashscope-native --base-url "$url/api/v1" --model qwen-test
   ds_url=$rein_url
-  node "$node_dir/gateway_recordings.test.mjs" "$url" "$oa_url" "$an_url" "$fx" "$ol_url" \
+  "$node22" "$node_dir/gateway_recordings.test.mjs" "$url" "$oa_url" "$an_url" "$fx" "$ol_url" \
     "$ds_url" || status=1
 else
   echo "gateway_sdk: no shared fixtures at $fx; the recordings were not replayed"

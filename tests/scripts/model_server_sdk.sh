@@ -4,7 +4,7 @@
 # read its bodies and streams as they read the real services (tests/node/check_model_server.mjs).
 #
 # The clients are installed into tests/node/node_modules (git-ignored) by scripts/node-deps.sh
-# (run by scripts/install-deps.sh too). Exit 77 (skip) when node 18+ or npm is missing or npm
+# (run by scripts/install-deps.sh too). Exit 77 (skip) when node or npm is missing or npm
 # cannot install from its registry.
 set -uo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -17,6 +17,7 @@ if [ ! -x "$server" ]; then
   exit 1
 fi
 "$here/../scripts/node-deps.sh" || { echo "model_server_sdk: skipping"; exit 77; }
+node22="$node_dir/node_modules/node/bin/node" # the SDKs' own engine (scripts/node-deps.sh)
 
 url_file="$(mktemp)"
 "$server" --port 0 >"$url_file" &
@@ -43,7 +44,7 @@ if [ -z "$url" ]; then
   exit 1
 fi
 
-node "$node_dir/check_model_server.mjs" "$url"
+"$node22" "$node_dir/check_model_server.mjs" "$url"
 status=$?
 
 # The server must also stop cleanly (under ASan a leak makes this exit non-zero).
