@@ -52,7 +52,7 @@
     X("openai-compatible", &rein__wire_openai, NULL, NULL, NULL, 0,                                \
       "any OpenAI-compatible server (set the base URL)", NULL)                                     \
     X("mistral", &rein__wire_openai, "https://api.mistral.ai/v1", "MISTRAL_API_KEY", NULL,         \
-      Q_MISTRAL, "Mistral AI chat completions (La Plateforme)", NULL)                              \
+      Q_MISTRAL | Q_NO_STREAM_OPTIONS, "Mistral AI chat completions (La Plateforme)", NULL)        \
     X("deepseek", &rein__wire_openai, "https://api.deepseek.com", "DEEPSEEK_API_KEY", NULL,        \
       Q_SEND_REASONING | Q_REASONING_ON_CALLS, "DeepSeek chat completions", NULL)                  \
     X("xai", &rein__wire_openai, "https://api.x.ai/v1", "XAI_API_KEY", NULL, Q_XAI_PARAMS,         \

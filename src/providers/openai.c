@@ -170,6 +170,40 @@ static rein_err take_reasoning_details(struct rein_provider_decoder *d, const st
     return bad ? REIN_ENOMEM : REIN_OK;
 }
 
+/*
+ * A content array, as Mistral's reasoning models (Magistral, and others asked for a
+ * reasoning_effort) write their answers: {"type": "text", "text"} chunks are the answer, and
+ * a {"type": "thinking", "thinking": [...]} chunk holds the reasoning as text chunks of its
+ * own. Other chunks (references, images) carry neither and are passed over.
+ */
+static rein_err take_thinking(struct rein_provider_decoder *d, const struct jdoc *doc, int arr)
+{
+    int n = jis(doc, arr, JSMN_ARRAY) ? doc->t[arr].size : 0, c = arr + 1;
+    rein_err rc = REIN_OK;
+
+    for (int k = 0; k < n && !rc; k++, c = jnext(doc, c)) {
+        int text = JGET(doc, c, "text");
+        if (JEQ(doc, JGET(doc, c, "type"), "text") && jis(doc, text, JSMN_STRING))
+            rc = rein__asm_reasoning(&d->a, jstr(doc, text));
+    }
+    return rc;
+}
+
+static rein_err take_text_chunks(struct rein_provider_decoder *d, const struct jdoc *doc, int arr)
+{
+    int n = doc->t[arr].size, c = arr + 1;
+    rein_err rc = REIN_OK;
+
+    for (int k = 0; k < n && !rc; k++, c = jnext(doc, c)) {
+        int type = JGET(doc, c, "type"), text = JGET(doc, c, "text");
+        if (JEQ(doc, type, "text") && jis(doc, text, JSMN_STRING))
+            rc = rein__asm_text(&d->a, jstr(doc, text));
+        else if (JEQ(doc, type, "thinking"))
+            rc = take_thinking(d, doc, JGET(doc, c, "thinking"));
+    }
+    return rc;
+}
+
 enum {
     D_CONTENT,
     D_REASONING_CONTENT,
@@ -194,6 +228,10 @@ static rein_err take_delta(struct rein_provider_decoder *d, const struct jdoc *d
     JFIELDS(doc, delta, keys, f);
     if (jis(doc, f[D_CONTENT], JSMN_STRING)) {
         rc = rein__asm_text(&d->a, jstr(doc, f[D_CONTENT]));
+        if (rc)
+            return rc;
+    } else if (jis(doc, f[D_CONTENT], JSMN_ARRAY)) {
+        rc = take_text_chunks(d, doc, f[D_CONTENT]);
         if (rc)
             return rc;
     }
@@ -751,7 +789,8 @@ static rein_err openai_encode_message(const rein_provider *p, const json_t *msg,
             rein_jw_str(&w, content);
         if (has_calls)
             encode_calls(p, &w, calls);
-        if (json_object_get(msg, "refusal")) {
+        /* Mistral's assistant message has no member for either (its 422 names them) */
+        if (json_object_get(msg, "refusal") && !(p->cfg.quirks & Q_MISTRAL)) {
             REIN_JW_KEY(&w, "refusal");
             rein_jw_str(&w, rein__json_str(msg, "refusal"));
         }
@@ -764,7 +803,8 @@ static rein_err openai_encode_message(const rein_provider *p, const json_t *msg,
             rein_jw_str(&w, call_reasoning(p, rein__json_str(msg, "reasoning")));
         }
         /* OpenRouter asks for its reasoning_details back as they came. */
-        if (json_array_size(json_object_get(msg, "reasoning_details"))) {
+        if (json_array_size(json_object_get(msg, "reasoning_details")) &&
+            !(p->cfg.quirks & Q_MISTRAL)) {
             REIN_JW_KEY(&w, "reasoning_details");
             rein_jw_json(&w, json_object_get(msg, "reasoning_details"));
         }
@@ -899,6 +939,25 @@ static void mistral_tool_choice(struct rein_jw *w, const char *choice)
     rein_jw_str(w, "any");
 }
 
+/* The members added to the body (the gateway's client's, a config's extra): Mistral's name
+ * for OpenAI's seed is random_seed, and a random_seed given too wins. */
+static void jw_extra(const rein_provider *p, struct rein_jw *w, const rein_model_request *req)
+{
+    const char *key;
+    json_t *v;
+
+    if (!(p->cfg.quirks & Q_MISTRAL)) {
+        rein__jw_extra(w, req);
+        return;
+    }
+    json_object_foreach(req->extra, key, v)
+    {
+        if (!strcmp(key, "seed") && json_object_get(req->extra, "random_seed"))
+            continue;
+        rein_jw_key(w, strcmp(key, "seed") ? key : "random_seed");
+        rein_jw_json(w, v);
+    }
+}
 static rein_err openai_build_body(rein_provider *p, const rein_model_request *req, rein_history *h,
                                   struct rein__body *body, rein_error *err)
 {
@@ -951,7 +1010,7 @@ static rein_err openai_build_body(rein_provider *p, const rein_model_request *re
     rein__jw_thinking(&w, p, req);
     rein__jw_reasoning_effort(&w, p, req);
     rein__jw_output_openai(&w, req);
-    rein__jw_extra(&w, req);
+    jw_extra(p, &w, req);
     rein_jw_obj_end(&w);
     rc = rein_jw_finish(&w);
     return rc ? rein_error_set(err, rc, "encoding the request: %s", rein_strerror(rc)) : REIN_OK;

@@ -39,6 +39,7 @@
 
 #include <curl/curl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -980,6 +981,30 @@ static bool grok_takes_effort(const char *m)
            (!strncmp(m, "grok-4.", 7) && m[7] >= '3' && m[7] <= '9' && m[8] != '0');
 }
 
+/*
+ * Mistral's chat completions take these members and answer 422 "Extra inputs are not
+ * permitted" to any other (ChatCompletionRequest in its OpenAPI document, August 2026);
+ * OpenAI's seed is written as its random_seed (openai.c).
+ */
+static const char mistral_members[] =
+    " model messages tools tool_choice parallel_tool_calls stream max_tokens temperature top_p"
+    " stop n random_seed seed response_format presence_penalty frequency_penalty metadata"
+    " prediction prompt_mode safe_prompt guardrails reasoning_effort prompt_cache_key"
+    " service_tier ";
+
+/* Whether key is one of words, a list of names each between spaces. */
+static bool in_words(const char *words, const char *key)
+{
+    size_t n = strlen(key);
+
+    if (!n || strchr(key, ' '))
+        return false;
+    for (const char *at = strstr(words, key); at; at = strstr(at + 1, key))
+        if (at[-1] == ' ' && at[n] == ' ')
+            return true;
+    return false;
+}
+
 bool rein_provider_refuses(const rein_provider *p, const rein_model_request *req,
                            const char *member)
 {
@@ -994,6 +1019,8 @@ bool rein_provider_refuses(const rein_provider *p, const rein_model_request *req
         m = strrchr(m, '/') + 1;
     if ((q & Q_GROQ_PARAMS) && in_list(groq, member))
         return true;
+    if (q & Q_MISTRAL)
+        return !in_words(mistral_members, member);
     if ((q & Q_XAI_PARAMS) && grok_reasons(m))
         return in_list(grok, member) ||
                (!strcmp(member, "reasoning_effort") && !grok_takes_effort(m));
@@ -1914,13 +1941,67 @@ static void scrub_json(json_t *v, const char *key)
     }
 }
 
+/*
+ * A message that is no string: Mistral's 422 for a body it refuses carries pydantic's list,
+ * {"detail": [{"loc": ["body", "stream_options"], "msg": "Extra inputs are not permitted"}]},
+ * written "body.stream_options: Extra inputs are not permitted" (items joined by "; "); any
+ * other value as its JSON. Into buf.
+ */
+/* Appends to buf (size bytes, *at used), as far as it has room. */
+static void append(char *buf, size_t size, size_t *at, const char *fmt, ...) REIN_PRINTF(4, 5);
+
+static void append(char *buf, size_t size, size_t *at, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (*at + 1 >= size)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(buf + *at, size - *at, fmt, ap);
+    va_end(ap);
+    *at = n < 0 ? size : *at + (size_t)n < size ? *at + (size_t)n : size;
+}
+
+static const char *structured_message(const json_t *m, char *buf, size_t size)
+{
+    const json_t *item, *part;
+    size_t i, k, at = 0;
+    char *text;
+
+    buf[0] = '\0';
+    json_array_foreach(json_object_get(m, "detail"), i, item)
+    {
+        append(buf, size, &at, "%s", i ? "; " : "");
+        json_array_foreach(json_object_get(item, "loc"), k, part)
+        {
+            if (json_is_string(part))
+                append(buf, size, &at, "%s%s", k ? "." : "", json_string_value(part));
+            else
+                append(buf, size, &at, "%s%" JSON_INTEGER_FORMAT, k ? "." : "",
+                       json_integer_value(part));
+        }
+        append(buf, size, &at, ": %s", rein__json_str(item, "msg"));
+    }
+    if (buf[0])
+        return buf;
+    text = rein_json_dumps(m);
+    snprintf(buf, size, "%s", text ? text : "");
+    rein_free(text);
+    return buf;
+}
+
 /* The error's message; OpenRouter's "Provider returned error" says what the upstream said in
- * metadata.raw, which follows it (decision 0105). buf holds the text when there is a raw. */
+ * metadata.raw, which follows it (decision 0105). buf holds the text when there is a raw, or
+ * when the message is no string. */
 static const char *error_message(const json_t *e, char *buf, size_t size)
 {
-    const char *m = json_string_value(json_object_get(e, "message"));
+    const json_t *mv = json_object_get(e, "message");
+    const char *m = json_string_value(mv);
     const char *raw = json_string_value(json_object_get(json_object_get(e, "metadata"), "raw"));
 
+    if (mv && !m && !json_is_null(mv))
+        return structured_message(mv, buf, size);
     if (!raw || !raw[0])
         return m ? m : "";
     snprintf(buf, size, "%s: %s", m ? m : "", raw);

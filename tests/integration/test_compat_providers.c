@@ -170,8 +170,46 @@ static void test_mistral_tool_media(void **state)
     pfx_stop(&f);
 }
 
+/*
+ * Mistral's reasoning models (Magistral; others asked for a reasoning_effort) write their
+ * answer as content chunks: the thinking in a "thinking" chunk, the answer in "text" chunks.
+ * Streamed and whole, rein reads both, and the usage Mistral's last chunk carries unasked
+ * (the preset sends no stream_options, which Mistral answers 422 to). A seed given as an
+ * extra member goes as Mistral's random_seed.
+ */
+static void test_magistral_thinks_in_content_chunks(void **state)
+{
+    static const char reply[] =
+        "[{\"reasoning\": [\"The user \", \"asks for Rome.\"], \"text\": [\"Sunny \", "
+        "\"in Rome.\"], \"usage\": {\"input_tokens\": 31, \"output_tokens\": 9}, \"times\": 2}]";
+    const struct ms_request *r;
+    json_t *extra = json_pack("{s:i}", "seed", 7);
+    struct pfx f;
+
+    (void)state;
+    start(&f, "mistral", "magistral-medium-latest", NULL);
+    add(&f, "{\"role\": \"user\", \"content\": \"Weather in Rome?\"}");
+    rein_model_request_set_extra(f.req, extra);
+    json_decref(extra);
+    pfx_script(&f, reply);
+    for (int whole = 0; whole < 2; whole++) {
+        rein_model_request_set_stream(f.req, whole == 0);
+        send_ok(&f);
+        assert_string_equal(rein_model_response_text(f.resp), "Sunny in Rome.");
+        assert_string_equal(rein_model_response_reasoning(f.resp), "The user asks for Rome.");
+        assert_int_equal(rein_model_response_input_tokens(f.resp), 31);
+        assert_int_equal(rein_model_response_output_tokens(f.resp), 9);
+        r = ms_request(f.ms, (size_t)whole);
+        assert_null(json_object_get(r->json, "stream_options"));
+        assert_null(json_object_get(r->json, "seed"));
+        assert_int_equal(json_integer_value(json_object_get(r->json, "random_seed")), 7);
+    }
+    pfx_stop(&f);
+}
+
 /* What the generic preset sends Mistral is refused, as Mistral refuses it (the test above
- * fails this way without the preset). */
+ * fails this way without the preset): a stream's stream_options, Mistral's 422 read into words
+ * a person can act on, then the foreign call ids. */
 static void test_mistral_refuses_foreign_ids(void **state)
 {
     struct pfx f;
@@ -182,6 +220,10 @@ static void test_mistral_refuses_foreign_ids(void **state)
     add(&f, "{\"role\": \"assistant\", \"content\": \"It rains.\"}");
     add(&f, "{\"role\": \"user\", \"content\": \"And in Rome?\"}");
     pfx_script(&f, "[{\"text\": \"never\"}]");
+    assert_int_equal(pfx_send(&f), REIN_EHTTP);
+    assert_non_null(strstr(f.err.msg, "HTTP 422"));
+    assert_non_null(strstr(f.err.msg, "body.stream_options: Extra inputs are not permitted"));
+    rein_model_request_set_stream(f.req, false);
     assert_int_equal(pfx_send(&f), REIN_EHTTP);
     assert_non_null(strstr(f.err.msg, "Tool call id was call_Xq2hv3ZtN8pWm1 but must be a-z, "
                                       "A-Z, 0-9, with a length of 9."));
@@ -423,6 +465,7 @@ int main(void)
         cmocka_unit_test(test_mistral_tool_loop),
         cmocka_unit_test(test_mistral_tool_media),
         cmocka_unit_test(test_mistral_refuses_foreign_ids),
+        cmocka_unit_test(test_magistral_thinks_in_content_chunks),
         cmocka_unit_test(test_deepseek_reasoning_in_tool_loop),
         cmocka_unit_test(test_deepseek_refuses_a_tool_turn_without_reasoning),
         cmocka_unit_test(test_kimi_reasoning_in_tool_loop),

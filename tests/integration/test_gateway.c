@@ -7007,6 +7007,27 @@ static void test_refused_members_are_dropped_and_named(void **state)
     assert_non_null(strstr(th_header(&r, "x-rein-dropped"), "top_logprobs"));
     th_resp_free(&r);
     assert_null(json_object_get(ms_last_request(F->ms)->json, "logprobs"));
+    teardown(NULL);
+
+    /* Mistral's request is closed: what it does not define is left out and named, a seed goes
+     * as its random_seed, and a stream's usage (which Mistral sends unasked) reaches a client
+     * that asked for it, though no stream_options went up */
+    start_preset("mistral", "mistral-large-latest", NULL);
+    script("[{\"text\":\"ok\",\"usage\":{\"input_tokens\":12,\"output_tokens\":3}}]");
+    chat("{\"model\":\"m\"," USER ",\"seed\":3,\"user\":\"u-1\",\"logprobs\":true,"
+         "\"stream\":true,\"stream_options\":{\"include_usage\":true}}",
+         NULL, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_non_null(strstr(th_header(&r, "x-rein-dropped"), "user"));
+    assert_non_null(strstr(th_header(&r, "x-rein-dropped"), "logprobs"));
+    assert_non_null(strstr(r.body, "\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3"));
+    th_resp_free(&r);
+    q = ms_last_request(F->ms);
+    assert_int_equal(json_integer_value(json_object_get(q->json, "random_seed")), 3);
+    assert_null(json_object_get(q->json, "seed"));
+    assert_null(json_object_get(q->json, "user"));
+    assert_null(json_object_get(q->json, "stream_options"));
 }
 
 int main(int argc, char **argv)

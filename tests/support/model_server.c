@@ -1051,6 +1051,7 @@ static void outcome_from_verdict(struct outcome *o, struct ms_verdict *v)
     o->e.code = o->code[0] ? o->code : NULL;
     o->e.param = o->param;
     o->e.flat = v->flat;
+    o->e.message_json = v->message_json;
 }
 
 /* Checks the path, the method and the request the way the service would. */

@@ -5,8 +5,11 @@
  *
  *   Mistral (a mistral-, magistral-, codestral-, devstral-, ministral- or pixtral- model): call
  *   ids must be [a-zA-Z0-9]{9}, no user message right after a tool message, no tool message
- *   right after a user message, no assistant message last without "prefix": true; its errors
- *   are flat {"object": "error", "message", "type", "param", "code"}.
+ *   right after a user message, no assistant message last without "prefix": true; a member its
+ *   API does not define (in the body or a message) is a 422 with pydantic's detail list as
+ *   the message; its errors are flat {"object": "error", "message", "type", "param", "code"}.
+ *   Its replies (model_server_wire.c) carry usage without being asked, and a reasoning reply
+ *   is a content array of "thinking" and "text" chunks.
  *   DeepSeek (deepseek-reasoner, deepseek-v4-*, or "thinking": {"type": "enabled"}): in thinking
  *   mode an assistant message with tool calls must carry its reasoning_content.
  *   Moonshot (kimi-k2.5 on and kimi-k2-thinking*, thinking unless "thinking": {"type":
@@ -60,6 +63,104 @@ static const char *role_of(const json_t *m)
 {
     const char *r = json_string_value(json_object_get(m, "role"));
     return r ? r : "";
+}
+
+bool ms__is_mistral(const char *model)
+{
+    const char *m = model && strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
+
+    return m && is_mistral(m);
+}
+
+/*
+ * Mistral's request is closed (pydantic's extra="forbid", ChatCompletionRequest and the
+ * message types of its OpenAPI document): a member it does not define is a 422 whose message
+ * is pydantic's list, {"detail": [{"type": "extra_forbidden", "loc": [...], "msg": "Extra
+ * inputs are not permitted", "input": ...}]}, and type invalid_request_error.
+ */
+static const char *const mistral_request[] = {"model",
+                                              "messages",
+                                              "tools",
+                                              "tool_choice",
+                                              "parallel_tool_calls",
+                                              "stream",
+                                              "max_tokens",
+                                              "temperature",
+                                              "top_p",
+                                              "stop",
+                                              "n",
+                                              "random_seed",
+                                              "response_format",
+                                              "presence_penalty",
+                                              "frequency_penalty",
+                                              "metadata",
+                                              "prediction",
+                                              "prompt_mode",
+                                              "safe_prompt",
+                                              "guardrails",
+                                              "reasoning_effort",
+                                              "prompt_cache_key",
+                                              "service_tier",
+                                              NULL};
+static const char *const mistral_system_user[] = {"role", "content", NULL};
+static const char *const mistral_assistant[] = {"role", "content", "tool_calls", "prefix", NULL};
+static const char *const mistral_tool[] = {"role", "content", "tool_call_id", "name", NULL};
+
+static bool member_of(const char *const *list, const char *key)
+{
+    for (size_t i = 0; list[i]; i++)
+        if (!strcmp(list[i], key))
+            return true;
+    return false;
+}
+
+/* The 422 for the member at loc (a JSON array's text, without its brackets). */
+static bool extra_forbidden(struct ms_verdict *v, const char *loc, const json_t *input)
+{
+    char *in = json_dumps(input, JSON_ENCODE_ANY | JSON_COMPACT);
+
+    (void)refuse(v, true, "invalid_request_error", NULL,
+                 "{\"detail\":[{\"type\":\"extra_forbidden\",\"loc\":[%s],\"msg\":\"Extra "
+                 "inputs are not permitted\",\"input\":%s}]}",
+                 loc, in ? in : "null");
+    free(in);
+    v->status = 422;
+    v->code[0] = '\0';
+    v->message_json = true;
+    return false;
+}
+
+static bool mistral_members(const json_t *body, struct ms_verdict *v)
+{
+    const char *key, *role;
+    const json_t *val, *m;
+    char loc[300];
+    size_t i;
+
+    json_object_foreach((json_t *)body, key, val)
+    {
+        if (member_of(mistral_request, key))
+            continue;
+        snprintf(loc, sizeof(loc), "\"body\",\"%.200s\"", key);
+        return extra_forbidden(v, loc, val);
+    }
+    json_array_foreach(json_object_get(body, "messages"), i, m)
+    {
+        const char *const *allowed;
+        role = role_of(m);
+        allowed = !strcmp(role, "assistant") ? mistral_assistant
+                  : !strcmp(role, "tool")    ? mistral_tool
+                                             : mistral_system_user;
+        json_object_foreach((json_t *)m, key, val)
+        {
+            if (member_of(allowed, key))
+                continue;
+            snprintf(loc, sizeof(loc), "\"body\",\"messages\",%zu,\"%.20s\",\"%.200s\"", i, role,
+                     key);
+            return extra_forbidden(v, loc, val);
+        }
+    }
+    return true;
 }
 
 static bool id_ok(const char *id)
@@ -226,8 +327,11 @@ bool ms__compat_check(const char *path, const json_t *body, struct ms_verdict *v
     if (!model)
         return true;
     m = strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
+    /* Mistral's own model ids have no "org/": through OpenRouter only the ids and the order
+     * of messages reach Mistral as they were sent */
     if (is_mistral(m))
-        return mistral_check(json_object_get(body, "messages"), v);
+        return (m != model || mistral_members(body, v)) &&
+               mistral_check(json_object_get(body, "messages"), v);
     if (starts(m, "deepseek-"))
         return deepseek_check(m, body, v);
     if (starts(m, "grok-"))

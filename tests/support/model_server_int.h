@@ -199,7 +199,8 @@ struct ms_error_info {
     const char *message;
     const char *code;
     const char *param;
-    bool flat; /* OpenAI's fields at the top with "object": "error" (Mistral) */
+    bool flat;         /* OpenAI's fields at the top with "object": "error" (Mistral) */
+    bool message_json; /* message is JSON text written as it is (Mistral's 422 detail) */
 };
 /* Renders the JSON error body of format f. */
 rein_err ms__render_error(enum ms_format f, const struct ms_error_info *e, struct ms_body *out);
@@ -236,7 +237,8 @@ struct ms_verdict {
     char code[48];
     char *param;
     char *message;
-    bool flat; /* Mistral's {"object": "error", ...}, not wrapped in "error" */
+    bool flat;         /* Mistral's {"object": "error", ...}, not wrapped in "error" */
+    bool message_json; /* message is JSON text (Mistral's {"detail": [...]}) */
 };
 /* path: the request's (Bedrock's CountTokens is told from Converse by it). */
 bool ms__check_request(enum ms_format f, const char *path, json_t *headers, const char *api_key,
@@ -245,6 +247,9 @@ void ms__verdict_release(struct ms_verdict *v);
 /* The OpenAI-compatible providers' own refusals of a chat completions body (path: the
  * request's), model_server_compat.c; true when none applies. */
 bool ms__compat_check(const char *path, const json_t *body, struct ms_verdict *v);
+/* Whether model (after any "org/") is one of Mistral's: its replies and refusals are
+ * Mistral's. */
+bool ms__is_mistral(const char *model);
 /* Records a refusal: its status, type, code (may be NULL), param (taken, may be NULL) and the
  * message fmt and ap make. Always returns false. */
 bool ms__vfail(struct ms_verdict *v, int status, const char *type, const char *code, char *param,

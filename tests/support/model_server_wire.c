@@ -469,6 +469,25 @@ static void oa_usage(struct rein_jw *w, const struct content *k)
     rein_jw_obj_end(w);
 }
 
+/* Mistral's usage: the three counts its UsageInfo has. */
+static void mistral_usage(struct rein_jw *w, const struct content *k)
+{
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "prompt_tokens");
+    rein_jw_int(w, k->in_tokens);
+    rein_jw_key(w, "total_tokens");
+    rein_jw_int(w, k->in_tokens + k->out_tokens);
+    rein_jw_key(w, "completion_tokens");
+    rein_jw_int(w, k->out_tokens);
+    rein_jw_obj_end(w);
+}
+
+static bool mistral_reply(const struct content *k)
+{
+    /* Mistral's own ids have no "org/"; OpenRouter writes OpenAI's shapes */
+    return k->f == MS_FMT_OPENAI && k->model && !strchr(k->model, '/') && ms__is_mistral(k->model);
+}
+
 static void oa_head(struct rein_jw *w, const struct content *k, const char *object)
 {
     rein_jw_obj_begin(w);
@@ -506,12 +525,49 @@ static rein_err oa_chunk_end(struct ms_body *b, struct rein_jw *w, const struct 
     rein_jw_str(w, finish);
     rein_jw_obj_end(w);
     rein_jw_arr_end(w);
-    if (k->c->include_usage) {
+    if (mistral_reply(k) && finish) { /* Mistral's last chunk counts, unasked */
+        rein_jw_key(w, "usage");
+        mistral_usage(w, k);
+    } else if (k->c->include_usage) {
         rein_jw_key(w, "usage");
         rein_jw_null(w);
     }
     rein_jw_obj_end(w);
     return ms__ev_end(b, w, "\n\n");
+}
+
+/* Mistral's text chunk, {"type": "text", "text": piece}; in a thinking chunk's list when
+ * thinking. */
+static void mistral_chunk(struct rein_jw *w, const char *p, size_t n, bool thinking)
+{
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "type");
+    rein_jw_str(w, thinking ? "thinking" : "text");
+    rein_jw_key(w, thinking ? "thinking" : "text");
+    if (thinking) {
+        rein_jw_arr_begin(w);
+        mistral_chunk(w, p, n, false);
+        rein_jw_arr_end(w);
+    } else {
+        rein_jw_strn(w, p, n);
+    }
+    rein_jw_obj_end(w);
+}
+
+/* A Mistral reasoning reply's delta: {"content": [one chunk]}. */
+static rein_err mistral_piece(struct ms_body *b, const struct content *k, const struct slice *s,
+                              bool thinking)
+{
+    struct rein_jw w;
+
+    oa_chunk_begin(b, &w, k);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "content");
+    rein_jw_arr_begin(&w);
+    mistral_chunk(&w, s->p, s->n, thinking);
+    rein_jw_arr_end(&w);
+    rein_jw_obj_end(&w);
+    return oa_chunk_end(b, &w, k, NULL);
 }
 
 /* One chunk whose delta is {key: piece}. */
@@ -609,10 +665,13 @@ static rein_err oa_stream(struct ms_body *b, const struct content *k)
     b->content_type = "text/event-stream; charset=utf-8";
     b->chunked = true;
     rc = oa_role_chunk(b, k);
+    /* Mistral's reasoning models write every piece as a content chunk */
     for (i = 0; !rc && i < k->reasoning.n; i++)
-        rc = oa_piece(b, k, "reasoning_content", &k->reasoning.v[i]);
+        rc = mistral_reply(k) ? mistral_piece(b, k, &k->reasoning.v[i], true)
+                              : oa_piece(b, k, "reasoning_content", &k->reasoning.v[i]);
     for (i = 0; !rc && i < k->text.n; i++)
-        rc = oa_piece(b, k, "content", &k->text.v[i]);
+        rc = mistral_reply(k) && k->has_reasoning ? mistral_piece(b, k, &k->text.v[i], false)
+                                                  : oa_piece(b, k, "content", &k->text.v[i]);
     for (i = 0; !rc && i < k->refusal.n; i++)
         rc = oa_piece(b, k, "refusal", &k->refusal.v[i]);
     for (i = 0; !rc && i < k->ncalls; i++)
@@ -653,6 +712,23 @@ void ms__jw_parts(struct rein_jw *w, const struct parts *p)
     rein_free(s);
 }
 
+/* A Mistral reasoning reply's content: its thinking chunk, then its text chunk. */
+static void mistral_content(struct rein_jw *w, const struct content *k)
+{
+    char *thought = ms__parts_join(&k->reasoning), *text = ms__parts_join(&k->text);
+
+    rein_jw_arr_begin(w);
+    if (thought)
+        mistral_chunk(w, thought, k->reasoning.total, true);
+    if (text && k->has_text)
+        mistral_chunk(w, text, k->text.total, false);
+    rein_jw_arr_end(w);
+    if (!thought || !text)
+        w->err = REIN_ENOMEM;
+    rein_free(thought);
+    rein_free(text);
+}
+
 static rein_err oa_json(struct ms_body *b, const struct content *k)
 {
     struct rein_jw w;
@@ -669,7 +745,9 @@ static rein_err oa_json(struct ms_body *b, const struct content *k)
     rein_jw_key(&w, "role");
     rein_jw_str(&w, "assistant");
     rein_jw_key(&w, "content");
-    if (k->has_text)
+    if (mistral_reply(k) && k->has_reasoning)
+        mistral_content(&w, k);
+    else if (k->has_text)
         ms__jw_parts(&w, &k->text);
     else if (k->ncalls || k->has_refusal)
         rein_jw_null(&w);
@@ -680,7 +758,7 @@ static rein_err oa_json(struct ms_body *b, const struct content *k)
         ms__jw_parts(&w, &k->refusal);
     else
         rein_jw_null(&w);
-    if (k->has_reasoning) {
+    if (k->has_reasoning && !mistral_reply(k)) {
         rein_jw_key(&w, "reasoning_content");
         ms__jw_parts(&w, &k->reasoning);
     }
@@ -715,7 +793,10 @@ static rein_err oa_json(struct ms_body *b, const struct content *k)
     rein_jw_obj_end(&w);
     rein_jw_arr_end(&w);
     rein_jw_key(&w, "usage");
-    oa_usage(&w, k);
+    if (mistral_reply(k))
+        mistral_usage(&w, k);
+    else
+        oa_usage(&w, k);
     rein_jw_key(&w, "service_tier");
     rein_jw_str(&w, "default");
     rein_jw_obj_end(&w);
@@ -1254,7 +1335,10 @@ static void jw_str_or_null(struct rein_jw *w, const char *s)
 static void jw_oa_error(struct rein_jw *w, const struct ms_error_info *e)
 {
     rein_jw_key(w, "message");
-    rein_jw_str(w, e->message);
+    if (e->message_json && e->message)
+        rein_jw_raw(w, e->message, strlen(e->message));
+    else
+        rein_jw_str(w, e->message);
     rein_jw_key(w, "type");
     rein_jw_str(w, e->type);
     rein_jw_key(w, "param");
