@@ -256,10 +256,9 @@ static void gemini_error(rein_request *req, int status, const char *message)
 {
     struct rein__gw_err e = {.status = status};
     struct rein_buf b;
-
-    snprintf(e.message, sizeof(e.message), "%s", message);
     rein_err rc;
 
+    snprintf(e.message, sizeof(e.message), "%s", message);
     rein_buf_init(&b, 0);
     rc = rein__gw_gemini.error(&e, NULL, &b);
     if (rc == REIN_OK)

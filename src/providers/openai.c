@@ -958,6 +958,7 @@ static void jw_extra(const rein_provider *p, struct rein_jw *w, const rein_model
         rein_jw_json(w, v);
     }
 }
+
 static rein_err openai_build_body(rein_provider *p, const rein_model_request *req, rein_history *h,
                                   struct rein__body *body, rein_error *err)
 {

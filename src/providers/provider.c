@@ -1941,12 +1941,6 @@ static void scrub_json(json_t *v, const char *key)
     }
 }
 
-/*
- * A message that is no string: Mistral's 422 for a body it refuses carries pydantic's list,
- * {"detail": [{"loc": ["body", "stream_options"], "msg": "Extra inputs are not permitted"}]},
- * written "body.stream_options: Extra inputs are not permitted" (items joined by "; "); any
- * other value as its JSON. Into buf.
- */
 /* Appends to buf (size bytes, *at used), as far as it has room. */
 static void append(char *buf, size_t size, size_t *at, const char *fmt, ...) REIN_PRINTF(4, 5);
 
@@ -1963,6 +1957,12 @@ static void append(char *buf, size_t size, size_t *at, const char *fmt, ...)
     *at = n < 0 ? size : *at + (size_t)n < size ? *at + (size_t)n : size;
 }
 
+/*
+ * A message that is no string: Mistral's 422 for a body it refuses carries pydantic's list,
+ * {"detail": [{"loc": ["body", "stream_options"], "msg": "Extra inputs are not permitted"}]},
+ * written "body.stream_options: Extra inputs are not permitted" (items joined by "; "); any
+ * other value as its JSON. Into buf.
+ */
 static const char *structured_message(const json_t *m, char *buf, size_t size)
 {
     const json_t *item, *part;
