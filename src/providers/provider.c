@@ -39,7 +39,6 @@
 
 #include <curl/curl.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -986,24 +985,31 @@ static bool grok_takes_effort(const char *m)
  * permitted" to any other (ChatCompletionRequest in its OpenAPI document, August 2026);
  * OpenAI's seed is written as its random_seed (openai.c).
  */
-static const char mistral_members[] =
-    " model messages tools tool_choice parallel_tool_calls stream max_tokens temperature top_p"
-    " stop n random_seed seed response_format presence_penalty frequency_penalty metadata"
-    " prediction prompt_mode safe_prompt guardrails reasoning_effort prompt_cache_key"
-    " service_tier ";
-
-/* Whether key is one of words, a list of names each between spaces. */
-static bool in_words(const char *words, const char *key)
-{
-    size_t n = strlen(key);
-
-    if (!n || strchr(key, ' '))
-        return false;
-    for (const char *at = strstr(words, key); at; at = strstr(at + 1, key))
-        if (at[-1] == ' ' && at[n] == ' ')
-            return true;
-    return false;
-}
+static const char *const mistral_members[] = {"model",
+                                              "messages",
+                                              "tools",
+                                              "tool_choice",
+                                              "parallel_tool_calls",
+                                              "stream",
+                                              "max_tokens",
+                                              "temperature",
+                                              "top_p",
+                                              "stop",
+                                              "n",
+                                              "random_seed",
+                                              "seed",
+                                              "response_format",
+                                              "presence_penalty",
+                                              "frequency_penalty",
+                                              "metadata",
+                                              "prediction",
+                                              "prompt_mode",
+                                              "safe_prompt",
+                                              "guardrails",
+                                              "reasoning_effort",
+                                              "prompt_cache_key",
+                                              "service_tier",
+                                              NULL};
 
 bool rein_provider_refuses(const rein_provider *p, const rein_model_request *req,
                            const char *member)
@@ -1020,7 +1026,7 @@ bool rein_provider_refuses(const rein_provider *p, const rein_model_request *req
     if ((q & Q_GROQ_PARAMS) && in_list(groq, member))
         return true;
     if (q & Q_MISTRAL)
-        return !in_words(mistral_members, member);
+        return !in_list(mistral_members, member);
     if ((q & Q_XAI_PARAMS) && grok_reasons(m))
         return in_list(grok, member) ||
                (!strcmp(member, "reasoning_effort") && !grok_takes_effort(m));
@@ -1941,22 +1947,6 @@ static void scrub_json(json_t *v, const char *key)
     }
 }
 
-/* Appends to buf (size bytes, *at used), as far as it has room. */
-static void append(char *buf, size_t size, size_t *at, const char *fmt, ...) REIN_PRINTF(4, 5);
-
-static void append(char *buf, size_t size, size_t *at, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    if (*at + 1 >= size)
-        return;
-    va_start(ap, fmt);
-    n = vsnprintf(buf + *at, size - *at, fmt, ap);
-    va_end(ap);
-    *at = n < 0 ? size : *at + (size_t)n < size ? *at + (size_t)n : size;
-}
-
 /*
  * A message that is no string: Mistral's 422 for a body it refuses carries pydantic's list,
  * {"detail": [{"loc": ["body", "stream_options"], "msg": "Extra inputs are not permitted"}]},
@@ -1966,28 +1956,28 @@ static void append(char *buf, size_t size, size_t *at, const char *fmt, ...)
 static const char *structured_message(const json_t *m, char *buf, size_t size)
 {
     const json_t *item, *part;
-    size_t i, k, at = 0;
-    char *text;
+    struct rein_buf b;
+    size_t i, k;
+    rein_err rc = REIN_OK;
 
-    buf[0] = '\0';
+    rein_buf_init(&b, size);
     json_array_foreach(json_object_get(m, "detail"), i, item)
     {
-        append(buf, size, &at, "%s", i ? "; " : "");
+        rc = rc ? rc : rein_buf_adds(&b, i ? "; " : "");
         json_array_foreach(json_object_get(item, "loc"), k, part)
         {
-            if (json_is_string(part))
-                append(buf, size, &at, "%s%s", k ? "." : "", json_string_value(part));
-            else
-                append(buf, size, &at, "%s%" JSON_INTEGER_FORMAT, k ? "." : "",
-                       json_integer_value(part));
+            if (!rc && json_is_string(part))
+                rc = rein_buf_addf(&b, "%s%s", k ? "." : "", json_string_value(part));
+            else if (!rc)
+                rc = rein_buf_addf(&b, "%s%" JSON_INTEGER_FORMAT, k ? "." : "",
+                                   json_integer_value(part));
         }
-        append(buf, size, &at, ": %s", rein__json_str(item, "msg"));
+        rc = rc ? rc : rein_buf_addf(&b, ": %s", rein__json_str(item, "msg"));
     }
-    if (buf[0])
-        return buf;
-    text = rein_json_dumps(m);
-    snprintf(buf, size, "%s", text ? text : "");
-    rein_free(text);
+    if (!b.len)
+        rc = rein_json_dump(&b, m); /* past size, what fit */
+    snprintf(buf, size, "%s", b.len ? b.ptr : rein_strerror(rc));
+    rein_buf_release(&b);
     return buf;
 }
 

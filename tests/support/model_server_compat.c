@@ -67,9 +67,7 @@ static const char *role_of(const json_t *m)
 
 bool ms__is_mistral(const char *model)
 {
-    const char *m = model && strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
-
-    return m && is_mistral(m);
+    return model && !strchr(model, '/') && is_mistral(model);
 }
 
 /*
@@ -330,7 +328,7 @@ bool ms__compat_check(const char *path, const json_t *body, struct ms_verdict *v
     /* Mistral's own model ids have no "org/": through OpenRouter only the ids and the order
      * of messages reach Mistral as they were sent */
     if (is_mistral(m))
-        return (m != model || mistral_members(body, v)) &&
+        return (!ms__is_mistral(model) || mistral_members(body, v)) &&
                mistral_check(json_object_get(body, "messages"), v);
     if (starts(m, "deepseek-"))
         return deepseek_check(m, body, v);

@@ -247,8 +247,8 @@ void ms__verdict_release(struct ms_verdict *v);
 /* The OpenAI-compatible providers' own refusals of a chat completions body (path: the
  * request's), model_server_compat.c; true when none applies. */
 bool ms__compat_check(const char *path, const json_t *body, struct ms_verdict *v);
-/* Whether model (after any "org/") is one of Mistral's: its replies and refusals are
- * Mistral's. */
+/* Whether model is one of Mistral's own ids (no "org/", as through OpenRouter): its replies
+ * and refusals are Mistral's. */
 bool ms__is_mistral(const char *model);
 /* Records a refusal: its status, type, code (may be NULL), param (taken, may be NULL) and the
  * message fmt and ap make. Always returns false. */

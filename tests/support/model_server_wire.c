@@ -484,8 +484,7 @@ static void mistral_usage(struct rein_jw *w, const struct content *k)
 
 static bool mistral_reply(const struct content *k)
 {
-    /* Mistral's own ids have no "org/"; OpenRouter writes OpenAI's shapes */
-    return k->f == MS_FMT_OPENAI && k->model && !strchr(k->model, '/') && ms__is_mistral(k->model);
+    return k->f == MS_FMT_OPENAI && ms__is_mistral(k->model); /* OpenRouter's are OpenAI's */
 }
 
 static void oa_head(struct rein_jw *w, const struct content *k, const char *object)
